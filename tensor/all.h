@@ -1,0 +1,14 @@
+// all.h: the whole tensor floor in one include, for programs and tests.
+#pragma once
+
+#include "tensor/elementwise.h"
+#include "tensor/error.h"
+#include "tensor/factory.h"
+#include "tensor/join.h"
+#include "tensor/matmul.h"
+#include "tensor/print.h"
+#include "tensor/random.h"
+#include "tensor/reduce.h"
+#include "tensor/softmax.h"
+#include "tensor/tensor.h"
+#include "tensor/view.h"

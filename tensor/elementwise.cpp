@@ -1,0 +1,257 @@
+// elementwise.cpp: one generic strided loop per arity, and each op's formula once, as a lambda.
+#include "tensor/elementwise.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "tensor/iterate.h"
+#include "tensor/view.h"
+
+namespace qkv {
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {  // align from the right
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    check(da == db || da == 1 || db == 1, op, "shapes that broadcast, got ", a, " and ", b);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+}  // namespace qkv
+
+namespace qkv::raw {
+namespace {
+
+// Math wants float32. Integer or bool inputs to comparisons are converted first.
+Tensor as_float(const Tensor& a, std::string_view op, bool convert) {
+  if (a.dtype() == Dtype::float32) return a;
+  check(convert, op, "a float32 tensor, got ", dtype_name(a.dtype()));
+  return to(a, Dtype::float32);
+}
+
+// out[i] = f(a[i]); a strided, out fresh and contiguous.
+template <class F>
+Tensor map_unary(const Tensor& a_in, std::string_view op, F f) {
+  const Tensor a = as_float(a_in, op, false);
+  using R = decltype(f(0.0f));
+  Tensor out = Tensor::empty(a.shape(), dtype_of<R>());
+  const float* pa = reinterpret_cast<const float*>(a.impl().storage->data());
+  R* po = out.data_ptr<R>();
+  int64_t next = 0;  // out is contiguous and walked in row-major order: a running index
+  walk<1>(a.shape(), {&a.strides()}, {a.storage_offset()},
+          [&](std::array<int64_t, 1> o, std::array<int64_t, 1> s, int64_t n) {
+            const float* x = pa + o[0];
+            R* y = po + next;
+            if (s[0] == 1) {
+              for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+            } else {
+              for (int64_t i = 0; i < n; ++i) y[i] = f(x[i * s[0]]);
+            }
+            next += n;
+          });
+  return out;
+}
+
+// out = f(a, b) with broadcasting. The inner loop is specialised for the common layouts
+// (both contiguous, or one a broadcast scalar row) so the compiler can vectorise them.
+template <class F>
+Tensor map_binary(const Tensor& a_in, const Tensor& b_in, std::string_view op, F f,
+                  bool convert = false) {
+  check(a_in.defined() && b_in.defined(), op, "defined tensors, got an undefined one");
+  const Tensor a = as_float(a_in, op, convert), b = as_float(b_in, op, convert);
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
+  const Tensor ea = expand(a, shape), eb = expand(b, shape);
+  using R = decltype(f(0.0f, 0.0f));
+  Tensor out = Tensor::empty(shape, dtype_of<R>());
+  const float* pa = reinterpret_cast<const float*>(a.impl().storage->data());
+  const float* pb = reinterpret_cast<const float*>(b.impl().storage->data());
+  R* po = out.data_ptr<R>();
+  int64_t next = 0;
+  walk<2>(shape, {&ea.strides(), &eb.strides()}, {ea.storage_offset(), eb.storage_offset()},
+          [&](std::array<int64_t, 2> o, std::array<int64_t, 2> s, int64_t n) {
+            const float* x = pa + o[0];
+            const float* y = pb + o[1];
+            R* z = po + next;
+            if (s[0] == 1 && s[1] == 1) {
+              for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y[i]);
+            } else if (s[0] == 1 && s[1] == 0) {
+              const float yv = *y;
+              for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], yv);
+            } else if (s[0] == 0 && s[1] == 1) {
+              const float xv = *x;
+              for (int64_t i = 0; i < n; ++i) z[i] = f(xv, y[i]);
+            } else {
+              for (int64_t i = 0; i < n; ++i) z[i] = f(x[i * s[0]], y[i * s[1]]);
+            }
+            next += n;
+          });
+  return out;
+}
+
+Tensor scalar(float v) {
+  Tensor t = Tensor::empty({}, Dtype::float32);
+  *t.data_ptr() = v;
+  return t;
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) { return map_binary(a, b, "add", std::plus<float>{}); }
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "sub", std::minus<float>{});
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "mul", std::multiplies<float>{});
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "div", std::divides<float>{});
+}
+Tensor pow(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "pow", [](float x, float y) { return std::pow(x, y); });
+}
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  // NaN propagates, as in torch.maximum.
+  return map_binary(a, b, "maximum", [](float x, float y) {
+    return std::isnan(x) || std::isnan(y) ? NAN : (x > y ? x : y);
+  });
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "minimum", [](float x, float y) {
+    return std::isnan(x) || std::isnan(y) ? NAN : (x < y ? x : y);
+  });
+}
+Tensor add(const Tensor& a, float b) { return add(a, scalar(b)); }
+Tensor sub(const Tensor& a, float b) { return sub(a, scalar(b)); }
+Tensor sub(float a, const Tensor& b) { return sub(scalar(a), b); }
+Tensor mul(const Tensor& a, float b) { return mul(a, scalar(b)); }
+Tensor div(const Tensor& a, float b) { return div(a, scalar(b)); }
+Tensor div(float a, const Tensor& b) { return div(scalar(a), b); }
+Tensor pow(const Tensor& a, float e) {
+  if (e == 2.0f) return map_unary(a, "pow", [](float x) { return x * x; });
+  return map_unary(a, "pow", [e](float x) { return std::pow(x, e); });
+}
+
+Tensor neg(const Tensor& a) { return map_unary(a, "neg", [](float x) { return -x; }); }
+Tensor exp(const Tensor& a) { return map_unary(a, "exp", [](float x) { return std::exp(x); }); }
+Tensor log(const Tensor& a) { return map_unary(a, "log", [](float x) { return std::log(x); }); }
+Tensor sqrt(const Tensor& a) {
+  return map_unary(a, "sqrt", [](float x) { return std::sqrt(x); });
+}
+Tensor abs(const Tensor& a) { return map_unary(a, "abs", [](float x) { return std::fabs(x); }); }
+Tensor tanh(const Tensor& a) {
+  return map_unary(a, "tanh", [](float x) { return std::tanh(x); });
+}
+Tensor sigmoid(const Tensor& a) {
+  return map_unary(a, "sigmoid", [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+}
+Tensor relu(const Tensor& a) {
+  return map_unary(a, "relu", [](float x) { return x < 0.0f ? 0.0f : x; });
+}
+Tensor gelu(const Tensor& a, GeluApproximation approximate) {
+  if (approximate == GeluApproximation::tanh) {
+    constexpr float kBeta = 0.7978845608028654f;  // sqrt(2 / pi)
+    return map_unary(a, "gelu", [](float x) {
+      return 0.5f * x * (1.0f + std::tanh(kBeta * (x + 0.044715f * x * x * x)));
+    });
+  }
+  constexpr float kAlpha = 0.7071067811865476f;  // 1 / sqrt(2)
+  return map_unary(a, "gelu", [](float x) { return 0.5f * x * (1.0f + std::erf(x * kAlpha)); });
+}
+Tensor clamp(const Tensor& a, std::optional<float> min, std::optional<float> max) {
+  check(!min || !max || *min <= *max, "clamp", "min <= max, got min ", min.value_or(0),
+        " and max ", max.value_or(0));
+  const float lo = min.value_or(-INFINITY), hi = max.value_or(INFINITY);
+  return map_unary(a, "clamp", [lo, hi](float x) { return x < lo ? lo : (x > hi ? hi : x); });
+}
+
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "eq", [](float x, float y) { return x == y; }, true);
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "ne", [](float x, float y) { return x != y; }, true);
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "lt", [](float x, float y) { return x < y; }, true);
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "le", [](float x, float y) { return x <= y; }, true);
+}
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "gt", [](float x, float y) { return x > y; }, true);
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "ge", [](float x, float y) { return x >= y; }, true);
+}
+Tensor eq(const Tensor& a, float b) { return eq(a, scalar(b)); }
+Tensor lt(const Tensor& a, float b) { return lt(a, scalar(b)); }
+Tensor gt(const Tensor& a, float b) { return gt(a, scalar(b)); }
+Tensor logical_not(const Tensor& mask) {
+  check(mask.dtype() == Dtype::boolean, "logical_not", "a bool tensor, got ",
+        dtype_name(mask.dtype()));
+  return eq(mask, 0.0f);
+}
+Tensor isfinite(const Tensor& a) {
+  return map_unary(a, "isfinite", [](float x) { return std::isfinite(x); });
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check(cond.dtype() == Dtype::boolean, "where", "a bool condition, got ",
+        dtype_name(cond.dtype()));
+  check(a.dtype() == Dtype::float32 && b.dtype() == Dtype::float32, "where",
+        "float32 values, got ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  const Shape shape =
+      broadcast_shapes(cond.shape(), broadcast_shapes(a.shape(), b.shape(), "where"), "where");
+  const Tensor c = expand(cond, shape), x = expand(a, shape), y = expand(b, shape);
+  Tensor out = Tensor::empty(shape);
+  float* po = out.data_ptr();
+  const bool* pc = reinterpret_cast<const bool*>(c.impl().storage->data());
+  const float* px = reinterpret_cast<const float*>(x.impl().storage->data());
+  const float* py = reinterpret_cast<const float*>(y.impl().storage->data());
+  int64_t next = 0;
+  walk<3>(shape, {&c.strides(), &x.strides(), &y.strides()},
+          {c.storage_offset(), x.storage_offset(), y.storage_offset()},
+          [&](std::array<int64_t, 3> o, std::array<int64_t, 3> s, int64_t n) {
+            for (int64_t i = 0; i < n; ++i)
+              po[next + i] = pc[o[0] + i * s[0]] ? px[o[1] + i * s[1]] : py[o[2] + i * s[2]];
+            next += n;
+          });
+  return out;
+}
+
+Tensor masked_fill(const Tensor& a, const Tensor& mask, float value) {
+  check(mask.dtype() == Dtype::boolean, "masked_fill", "a bool mask, got ",
+        dtype_name(mask.dtype()));
+  check(broadcast_shapes(a.shape(), mask.shape(), "masked_fill") == a.shape(), "masked_fill",
+        "a mask that broadcasts to the input's shape ", a.shape(), ", got ", mask.shape());
+  return where(mask, scalar(value), a);
+}
+
+namespace {
+// Zeroes, in a fresh copy, every (i, j) of the last two dims where `drop(i, j)` holds.
+template <class Drop>
+Tensor keep_triangle(const Tensor& a, std::string_view op, Drop drop) {
+  check(a.dim() >= 2, op, "a tensor with at least 2 dims, got shape ", a.shape());
+  Tensor out = clone(a);
+  const int64_t rows = a.size(-2), cols = a.size(-1), es = static_cast<int64_t>(element_size(a.dtype()));
+  const int64_t matrices = rows * cols == 0 ? 0 : out.numel() / (rows * cols);
+  std::byte* base = out.impl().storage->data();
+  for (int64_t m = 0; m < matrices; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        if (drop(i, j)) std::memset(base + ((m * rows + i) * cols + j) * es, 0, es);
+  return out;
+}
+}  // namespace
+
+Tensor tril(const Tensor& a, int64_t k) {
+  return keep_triangle(a, "tril", [k](int64_t i, int64_t j) { return j > i + k; });
+}
+Tensor triu(const Tensor& a, int64_t k) {
+  return keep_triangle(a, "triu", [k](int64_t i, int64_t j) { return j < i + k; });
+}
+
+}  // namespace qkv::raw

@@ -1,0 +1,111 @@
+// factory.cpp: every factory allocates with Tensor::empty and fills every element.
+#include "tensor/factory.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "tensor/view.h"
+
+namespace qkv {
+
+Tensor full(const Shape& shape, double value, Dtype dtype) {
+  Tensor t = Tensor::empty(shape, dtype);
+  raw::fill_(t, value);
+  return t;
+}
+Tensor zeros(const Shape& shape, Dtype dtype) { return full(shape, 0.0, dtype); }
+Tensor ones(const Shape& shape, Dtype dtype) { return full(shape, 1.0, dtype); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+Tensor scalar_tensor(float value) { return full({}, value); }
+
+Tensor eye(int64_t n, int64_t m) {
+  if (m < 0) m = n;
+  check(n >= 0, "eye", "n >= 0, got ", n);
+  Tensor t = zeros({n, m});
+  for (int64_t i = 0; i < std::min(n, m); ++i) t.at({i, i}) = 1.0f;
+  return t;
+}
+
+Tensor arange_int(int64_t start, int64_t end, int64_t step) {
+  check(step != 0, "arange", "a non-zero step, got 0");
+  check((end - start) * step >= 0 || start == end, "arange",
+        "a step that moves from start towards end, got start ", start, ", end ", end, ", step ",
+        step);
+  const int64_t n = (end - start + step + (step > 0 ? -1 : 1)) / step;
+  Tensor t = Tensor::empty({std::max<int64_t>(n, 0)}, Dtype::int64);
+  int64_t* p = t.data_ptr<int64_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = start + i * step;
+  return t;
+}
+
+Tensor arange_float(double start, double end, double step) {
+  check(step != 0.0, "arange", "a non-zero step, got 0");
+  check(std::isfinite(start) && std::isfinite(end), "arange", "finite bounds, got start ", start,
+        " and end ", end);
+  check((end - start) * step >= 0, "arange", "a step that moves from start towards end, got start ",
+        start, ", end ", end, ", step ", step);
+  const int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
+  Tensor t = Tensor::empty({n});
+  float* p = t.data_ptr();
+  for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(start + static_cast<double>(i) * step);
+  return t;
+}
+
+namespace {
+template <class T>
+Tensor from_data(const T* data, size_t size, const Shape& shape) {
+  const int64_t n = shape_numel(shape, "from_vector");
+  check(n == static_cast<int64_t>(size), "from_vector", "data with ", n,
+        " elements for shape ", shape, ", got ", size);
+  Tensor t = Tensor::empty(shape, dtype_of<T>());
+  if (size > 0) std::memcpy(t.data_ptr<T>(), data, size * sizeof(T));
+  return t;
+}
+}  // namespace
+
+Tensor from_vector(const std::vector<float>& data, const Shape& shape) {
+  return from_data(data.data(), data.size(), shape);
+}
+Tensor from_vector(const std::vector<int64_t>& data, const Shape& shape) {
+  return from_data(data.data(), data.size(), shape);
+}
+Tensor from_vector(const std::vector<bool>& data, const Shape& shape) {
+  // std::vector<bool> is packed bits; unpack into one byte per element.
+  std::unique_ptr<bool[]> bytes(new bool[data.size() + 1]);
+  for (size_t i = 0; i < data.size(); ++i) bytes[i] = data[i];
+  return from_data(bytes.get(), data.size(), shape);
+}
+
+Tensor tensor(std::initializer_list<float> values) {
+  return from_vector(std::vector<float>(values), {static_cast<int64_t>(values.size())});
+}
+
+Tensor tensor(std::initializer_list<std::initializer_list<float>> values) {
+  std::vector<float> flat;
+  const int64_t cols = values.size() == 0 ? 0 : static_cast<int64_t>(values.begin()->size());
+  for (const auto& row : values) {
+    check(static_cast<int64_t>(row.size()) == cols, "tensor", "rows of equal length ", cols,
+          ", got a row of length ", row.size());
+    flat.insert(flat.end(), row.begin(), row.end());
+  }
+  return from_vector(flat, {static_cast<int64_t>(values.size()), cols});
+}
+
+Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<float>>> values) {
+  std::vector<Tensor> planes;
+  for (const auto& plane : values) planes.push_back(tensor(plane));
+  std::vector<float> flat;
+  for (const Tensor& p : planes) {
+    check(p.shape() == planes[0].shape(), "tensor", "planes of equal shape ", planes[0].shape(),
+          ", got ", p.shape());
+    const auto v = p.to_vector<float>();
+    flat.insert(flat.end(), v.begin(), v.end());
+  }
+  Shape shape{static_cast<int64_t>(values.size())};
+  if (!planes.empty()) shape.insert(shape.end(), planes[0].shape().begin(), planes[0].shape().end());
+  else shape.insert(shape.end(), {0, 0});
+  return from_vector(flat, shape);
+}
+
+}  // namespace qkv

@@ -1,0 +1,15 @@
+// matmul.h: torch.matmul's semantics on top of the GEMM.
+//
+//   1-d @ 1-d -> 0-d dot product        (K) @ (K)       -> ()
+//   2-d @ 2-d -> matrix product         (M, K) @ (K, N) -> (M, N)
+//   1-d @ 2-d, 2-d @ 1-d                a 1 is put in front of / behind the vector, then removed
+//   batched: leading dims broadcast     (B, 1, M, K) @ (H, K, N) -> (B, H, M, N)
+#pragma once
+
+#include "tensor/tensor.h"
+
+namespace qkv::raw {
+
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+}  // namespace qkv::raw

@@ -1,0 +1,149 @@
+// reduce.cpp: every reduction is one fold over the rows that for_each_row hands out.
+#include "tensor/reduce.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tensor/iterate.h"
+#include "tensor/view.h"
+
+namespace qkv::raw {
+namespace {
+
+Shape keepdim_shape(const Tensor& a, int64_t dim) {
+  Shape s = a.shape();
+  s[dim] = 1;
+  return s;
+}
+
+void check_float(const Tensor& a, std::string_view op) {
+  check(a.defined(), op, "a defined tensor, got an undefined one");
+  check(a.dtype() == Dtype::float32, op, "a float32 tensor, got ", dtype_name(a.dtype()));
+}
+
+// out[row] = fold(x, stride, n) for each row of `a` along dim.
+template <class Fold>
+Tensor reduce_rows(const Tensor& a, int64_t dim_in, bool keepdim, std::string_view op, Fold fold) {
+  check_float(a, op);
+  if (a.dim() == 0) return reduce_rows(reshape(a, {1}), 0, false, op, fold);
+  const int64_t dim = wrap_dim(dim_in, a.dim(), op);
+  Tensor out = Tensor::empty(keepdim_shape(a, dim));
+  const float* pa = reinterpret_cast<const float*>(a.impl().storage->data());
+  float* po = out.data_ptr();
+  for_each_row(a, dim, out, [&](int64_t ia, int64_t sa, int64_t io, int64_t, int64_t n) {
+    po[io] = fold(pa + ia, sa, n);
+  });
+  return keepdim ? out : squeeze(out, dim);
+}
+
+double row_sum(const float* x, int64_t s, int64_t n) {
+  double acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc += x[i * s];
+  return acc;
+}
+
+// Values and first indices of the extreme (by `better`) along dim. NaN counts as the extreme,
+// as in torch.max.
+template <class Better>
+ValuesIndices extreme(const Tensor& a, int64_t dim_in, bool keepdim, std::string_view op,
+                      Better better) {
+  check_float(a, op);
+  if (a.dim() == 0) return extreme(reshape(a, {1}), 0, false, op, better);
+  const int64_t dim = wrap_dim(dim_in, a.dim(), op);
+  check(a.shape()[dim] > 0, op, "a non-empty dim to reduce, got shape ", a.shape(), " at dim ",
+        dim);
+  ValuesIndices r{Tensor::empty(keepdim_shape(a, dim)),
+                  Tensor::empty(keepdim_shape(a, dim), Dtype::int64)};
+  const float* pa = reinterpret_cast<const float*>(a.impl().storage->data());
+  float* pv = r.values.data_ptr();
+  int64_t* pi = r.indices.data_ptr<int64_t>();
+  for_each_row(a, dim, r.values, [&](int64_t ia, int64_t sa, int64_t io, int64_t, int64_t n) {
+    float best = pa[ia];
+    int64_t at = 0;
+    for (int64_t i = 1; i < n && !std::isnan(best); ++i) {
+      const float v = pa[ia + i * sa];
+      if (std::isnan(v) || better(v, best)) best = v, at = i;
+    }
+    pv[io] = best;
+    pi[io] = at;
+  });
+  if (!keepdim) r = {squeeze(r.values, dim), squeeze(r.indices, dim)};
+  return r;
+}
+
+Tensor flat(const Tensor& a) { return reshape(a, {-1}); }
+
+}  // namespace
+
+Tensor sum(const Tensor& a, int64_t dim, bool keepdim) {
+  return reduce_rows(a, dim, keepdim, "sum", [](const float* x, int64_t s, int64_t n) {
+    return static_cast<float>(row_sum(x, s, n));
+  });
+}
+Tensor sum(const Tensor& a) { return sum(flat(a), 0, false); }
+
+Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
+  check_float(a, "sum");
+  std::vector<int64_t> ds;
+  for (int64_t d : dims) ds.push_back(wrap_dim(d, a.dim(), "sum"));
+  std::sort(ds.begin(), ds.end());
+  check(std::adjacent_find(ds.begin(), ds.end()) == ds.end(), "sum", "distinct dims, got ",
+        Shape(dims));
+  Tensor out = a;
+  for (int64_t d : ds) out = sum(out, d, true);
+  if (!keepdim)
+    for (auto it = ds.rbegin(); it != ds.rend(); ++it) out = squeeze(out, *it);
+  return out;
+}
+
+Tensor mean(const Tensor& a, int64_t dim, bool keepdim) {
+  return reduce_rows(a, dim, keepdim, "mean", [](const float* x, int64_t s, int64_t n) {
+    return static_cast<float>(row_sum(x, s, n) / static_cast<double>(n));
+  });
+}
+Tensor mean(const Tensor& a) { return mean(flat(a), 0, false); }
+
+Tensor var(const Tensor& a, int64_t dim, bool keepdim, int64_t correction) {
+  return reduce_rows(a, dim, keepdim, "var", [correction](const float* x, int64_t s, int64_t n) {
+    const double m = row_sum(x, s, n) / static_cast<double>(n);
+    double ss = 0;
+    for (int64_t i = 0; i < n; ++i) ss += (x[i * s] - m) * (x[i * s] - m);
+    const int64_t dof = n - correction;  // n - 1 for the unbiased estimate
+    return dof > 0 ? static_cast<float>(ss / static_cast<double>(dof)) : NAN;
+  });
+}
+Tensor var(const Tensor& a, int64_t correction) { return var(flat(a), 0, false, correction); }
+
+ValuesIndices max(const Tensor& a, int64_t dim, bool keepdim) {
+  return extreme(a, dim, keepdim, "max", [](float v, float best) { return v > best; });
+}
+ValuesIndices min(const Tensor& a, int64_t dim, bool keepdim) {
+  return extreme(a, dim, keepdim, "min", [](float v, float best) { return v < best; });
+}
+Tensor max(const Tensor& a) { return max(flat(a), 0, false).values; }
+Tensor min(const Tensor& a) { return min(flat(a), 0, false).values; }
+Tensor argmax(const Tensor& a, int64_t dim, bool keepdim) {
+  return max(a, dim, keepdim).indices;
+}
+Tensor argmax(const Tensor& a) { return max(flat(a), 0, false).indices; }
+
+Tensor sum_to_shape(const Tensor& a, const Shape& shape) {
+  if (a.shape() == shape) return a;
+  const int64_t lead = a.dim() - static_cast<int64_t>(shape.size());
+  check(lead >= 0, "sum_to_shape", "a shape that broadcasts to ", a.shape(), ", got ", shape);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (d < lead) {
+      dims.push_back(d);
+    } else if (shape[d - lead] == 1 && a.shape()[d] != 1) {
+      dims.push_back(d);
+    } else {
+      check(shape[d - lead] == a.shape()[d], "sum_to_shape", "a shape that broadcasts to ",
+            a.shape(), ", got ", shape);
+    }
+  }
+  Tensor out = dims.empty() ? a : sum(a, dims, true);
+  return reshape(out, shape);  // drops the leading dims kept by keepdim
+}
+
+}  // namespace qkv::raw

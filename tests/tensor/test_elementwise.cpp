@@ -1,0 +1,189 @@
+// test_elementwise.cpp: every elementwise op against a naive oracle that broadcasts by index
+// arithmetic (no views, no strides), over a table of shapes with and without broadcasting.
+#include <functional>
+
+#include "tests/testing.h"
+
+namespace qkv {
+namespace {
+
+// The oracle: out[idx] = f(a[idx mapped into a], b[idx mapped into b]), shapes aligned right.
+std::vector<double> oracle(const Tensor& a, const Tensor& b, const Shape& out_shape,
+                           const std::function<double(double, double)>& f) {
+  const std::vector<double> va = a.to_vector<double>(), vb = b.to_vector<double>();
+  const int64_t n = shape_numel(out_shape), rank = static_cast<int64_t>(out_shape.size());
+  std::vector<double> out;
+  for (int64_t flat = 0; flat < n; ++flat) {
+    std::vector<int64_t> idx(rank);
+    for (int64_t d = rank - 1, rem = flat; d >= 0; --d) {
+      idx[d] = rem % out_shape[d];
+      rem /= out_shape[d];
+    }
+    auto pick = [&](const Shape& s, const std::vector<double>& v) {
+      int64_t off = 0;
+      const int64_t lead = rank - static_cast<int64_t>(s.size());
+      for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d)
+        off = off * s[d] + (s[d] == 1 ? 0 : idx[d + lead]);
+      return v[off];
+    };
+    out.push_back(f(pick(a.shape(), va), pick(b.shape(), vb)));
+  }
+  return out;
+}
+
+struct ShapePair {
+  Shape a, b, out;
+};
+const std::vector<ShapePair> kShapes = {
+    {{5}, {5}, {5}},                     // same shape
+    {{2, 3}, {3}, {2, 3}},               // a row against every row
+    {{2, 3}, {2, 1}, {2, 3}},            // a column against every column
+    {{4, 1, 3}, {2, 3}, {4, 2, 3}},      // both stretch
+    {{3, 1}, {1, 4}, {3, 4}},            // outer-product shape
+    {{}, {2, 2}, {2, 2}},                // 0-d scalar
+    {{2, 1, 4, 1}, {3, 1, 5}, {2, 3, 4, 5}},
+    {{7, 33}, {7, 33}, {7, 33}},         // awkward sizes
+};
+
+struct BinaryOp {
+  const char* name;
+  Tensor (*op)(const Tensor&, const Tensor&);
+  std::function<double(double, double)> f;
+  bool positive_a;  // pow wants a positive base
+};
+const std::vector<BinaryOp> kBinary = {
+    {"add", raw::add, [](double x, double y) { return x + y; }, false},
+    {"sub", raw::sub, [](double x, double y) { return x - y; }, false},
+    {"mul", raw::mul, [](double x, double y) { return x * y; }, false},
+    {"div", raw::div, [](double x, double y) { return x / y; }, false},
+    {"pow", raw::pow, [](double x, double y) { return std::pow(x, y); }, true},
+    {"maximum", raw::maximum, [](double x, double y) { return std::max(x, y); }, false},
+    {"minimum", raw::minimum, [](double x, double y) { return std::min(x, y); }, false},
+};
+
+class Binary : public ::testing::TestWithParam<std::tuple<BinaryOp, ShapePair>> {};
+
+TEST_P(Binary, MatchesTheBroadcastingOracle) {
+  const auto& [op, shapes] = GetParam();
+  Generator g(3);
+  Tensor a = raw::add(rand(shapes.a, &g), op.positive_a ? 0.5f : -0.5f);
+  Tensor b = raw::add(rand(shapes.b, &g), 0.25f);  // away from 0 for div
+  Tensor out = op.op(a, b);
+  EXPECT_TRUE(testing::tensor_near(out, shapes.out, oracle(a, b, shapes.out, op.f), 1e-6, 1e-6))
+      << op.name << " " << shape_str(shapes.a) << " with " << shape_str(shapes.b);
+  // The same through non-contiguous operands: a transposed copy transposed back.
+  if (a.dim() == 2) {
+    Tensor at = raw::transpose(raw::contiguous(raw::transpose(a, 0, 1)), 0, 1);
+    EXPECT_TRUE(testing::tensor_equal(op.op(at, b), out)) << op.name << " strided";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(OpsTimesShapes, Binary,
+                         ::testing::Combine(::testing::ValuesIn(kBinary),
+                                            ::testing::ValuesIn(kShapes)),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param).name) + "_" +
+                                  std::to_string(info.index);
+                         });
+
+struct UnaryOp {
+  const char* name;
+  std::function<Tensor(const Tensor&)> op;
+  std::function<double(double)> f;
+};
+const std::vector<UnaryOp> kUnary = {
+    {"neg", raw::neg, [](double x) { return -x; }},
+    {"exp", raw::exp, [](double x) { return std::exp(x); }},
+    {"log", [](const Tensor& t) { return raw::log(raw::abs(t)); },
+     [](double x) { return std::log(std::fabs(x)); }},
+    {"sqrt", [](const Tensor& t) { return raw::sqrt(raw::abs(t)); },
+     [](double x) { return std::sqrt(std::fabs(x)); }},
+    {"abs", raw::abs, [](double x) { return std::fabs(x); }},
+    {"tanh", raw::tanh, [](double x) { return std::tanh(x); }},
+    {"sigmoid", raw::sigmoid, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},
+    {"relu", raw::relu, [](double x) { return x > 0 ? x : 0.0; }},
+    {"gelu", [](const Tensor& t) { return raw::gelu(t); },
+     [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
+    {"gelu_tanh", [](const Tensor& t) { return raw::gelu(t, raw::GeluApproximation::tanh); },
+     [](double x) {
+       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+     }},
+    {"pow3", [](const Tensor& t) { return raw::pow(t, 3.0f); },
+     [](double x) { return x * x * x; }},
+    {"square", [](const Tensor& t) { return raw::pow(t, 2.0f); }, [](double x) { return x * x; }},
+    {"clamp", [](const Tensor& t) { return raw::clamp(t, -0.5f, 1.0f); },
+     [](double x) { return std::clamp(x, -0.5, 1.0); }},
+    {"add_scalar", [](const Tensor& t) { return raw::add(t, 2.0f); },
+     [](double x) { return x + 2.0; }},
+    {"rsub_scalar", [](const Tensor& t) { return raw::sub(1.0f, t); },
+     [](double x) { return 1.0 - x; }},
+    {"div_by_scalar", [](const Tensor& t) { return raw::div(t, 4.0f); },
+     [](double x) { return x / 4.0; }},
+};
+
+class Unary : public ::testing::TestWithParam<UnaryOp> {};
+
+TEST_P(Unary, MatchesTheScalarFormula) {
+  const UnaryOp& op = GetParam();
+  for (const Shape& shape : {Shape{}, Shape{1}, Shape{7}, Shape{3, 33}}) {
+    Generator g(17);
+    Tensor x = raw::mul(randn(shape, &g), 2.0f);
+    std::vector<double> expected;
+    for (double v : x.to_vector<double>()) expected.push_back(op.f(v));
+    EXPECT_TRUE(testing::tensor_near(op.op(x), shape, expected, 1e-5, 1e-5))
+        << op.name << " " << shape_str(shape);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, Unary, ::testing::ValuesIn(kUnary),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Elementwise, GeluMatchesTorchValues) {
+  // torch.nn.functional.gelu(torch.tensor([-3., -1., -0.5, 0., 0.5, 1., 3.]))
+  Tensor x = tensor({-3, -1, -0.5, 0, 0.5, 1, 3});
+  EXPECT_TRUE(testing::tensor_near(
+      raw::gelu(x), {7}, {-0.0040496, -0.1586553, -0.1542687, 0.0, 0.3457313, 0.8413447, 2.9959502},
+      1e-6));
+}
+
+TEST(Elementwise, ComparisonsGiveBoolMasks) {
+  Tensor a = tensor({1, 2, 3}), b = tensor({3, 2, 1});
+  EXPECT_EQ(raw::lt(a, b).dtype(), Dtype::boolean);
+  EXPECT_EQ(raw::lt(a, b).to_vector<bool>(), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(raw::le(a, b).to_vector<bool>(), (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(raw::gt(a, b).to_vector<bool>(), (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(raw::ge(a, b).to_vector<bool>(), (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(raw::eq(a, b).to_vector<bool>(), (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(raw::ne(a, b).to_vector<bool>(), (std::vector<bool>{true, false, true}));
+  // Broadcasting: a column against a row gives the outer comparison.
+  Tensor m = raw::gt(raw::view(a, {3, 1}), tensor({1.5f, 2.5f}));
+  EXPECT_EQ(m.to_vector<bool>(), (std::vector<bool>{false, false, true, false, true, true}));
+  EXPECT_EQ(raw::logical_not(m).to_vector<bool>(),
+            (std::vector<bool>{true, true, false, true, false, false}));
+  EXPECT_EQ(raw::isfinite(tensor({1.0f, INFINITY, NAN})).to_vector<bool>(),
+            (std::vector<bool>{true, false, false}));
+}
+
+TEST(Elementwise, WhereAndMaskedFillBroadcast) {
+  Tensor scores = tensor({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}});
+  // The causal mask: positions above the diagonal (the future) are filled with -inf.
+  Tensor future = raw::triu(ones({3, 3}, Dtype::boolean), 1);
+  Tensor masked = raw::masked_fill(scores, future, -INFINITY);
+  EXPECT_TRUE(testing::tensor_near(masked, {3, 3},
+                                   {1, -INFINITY, -INFINITY, 4, 5, -INFINITY, 7, 8, 9}, 0));
+  // A (3,) mask broadcasts over rows.
+  Tensor col = from_vector(std::vector<bool>{false, true, false}, {3});
+  EXPECT_TRUE(testing::tensor_near(raw::masked_fill(scores, col, 0), {3, 3},
+                                   {1, 0, 3, 4, 0, 6, 7, 0, 9}, 0));
+  Tensor w = raw::where(raw::gt(scores, 4.5f), scores, tensor({-1.0f}));
+  EXPECT_TRUE(testing::tensor_near(w, {3, 3}, {-1, -1, -1, -1, 5, 6, 7, 8, 9}, 0));
+}
+
+TEST(Elementwise, NanPropagatesLikeTorch) {
+  Tensor x = tensor({NAN, -1.0f, 2.0f});
+  EXPECT_TRUE(std::isnan(raw::relu(x).to_vector()[0]));
+  EXPECT_TRUE(std::isnan(raw::maximum(x, tensor({0.0f})).to_vector()[0]));
+}
+
+}  // namespace
+}  // namespace qkv

@@ -1,0 +1,112 @@
+// test_random.cpp: qkv draws what PyTorch's CPU generator draws (values from
+// tools/gen_torch_reference.py, PyTorch 1.13), on both sides of the 16-element switch.
+#include <cstring>
+
+#include "tests/testing.h"
+
+namespace qkv {
+namespace {
+#include "tests/tensor/torch_reference.inc"
+
+std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+// Uniform draws are exact: a 24-bit integer times 2^-24, then one multiply and one add.
+TEST(Random, RandAndUniformEqualTorchBitForBit) {
+  int checked = 0;
+  for (const RandCase& c : kTorchRandCases) {
+    std::string kind = c.kind;
+    if (kind == "randn") continue;
+    manual_seed(c.seed);
+    Tensor t = Tensor::empty(c.shape);
+    if (kind == "rand") t = rand(c.shape);
+    else if (kind == "uniform_-0.5_0.5") uniform_(t, -0.5, 0.5);
+    else uniform_(t, -0.125, 0.125);
+    EXPECT_TRUE(testing::tensor_near(t, c.shape, to_double(c.values), 0.0))
+        << kind << " seed " << c.seed << " shape " << shape_str(c.shape);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6 * 11);
+}
+
+// Normal draws go through log, sqrt, cos and sin. PyTorch's vectorised (SLEEF) versions round
+// a few ulps differently from the C library's: measured here, at most 9e-7 apart on values of
+// size ~2, while the uniforms under them are bit-identical. We allow 1e-6 + 1e-6 * |x|, far
+// below the 4 printed decimals; the n < 16 path (double arithmetic) matches to the last bit.
+TEST(Random, RandnEqualsTorchOnBothSidesOf16Elements) {
+  int checked = 0;
+  for (const RandCase& c : kTorchRandCases) {
+    if (std::string(c.kind) != "randn") continue;
+    manual_seed(c.seed);
+    EXPECT_TRUE(testing::tensor_near(randn(c.shape), c.shape, to_double(c.values), 1e-6, 1e-6))
+        << "randn seed " << c.seed << " shape " << shape_str(c.shape);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6 * 10);
+}
+
+TEST(Random, TheDocumentedFacts) {
+  manual_seed(42);
+  EXPECT_TRUE(testing::tensor_near(randn({5}), {5},
+                                   {0.336690, 0.128809, 0.234462, 0.230333, -1.122856}, 1e-6));
+  manual_seed(123);
+  Tensor emb = randn({50000, 3});
+  EXPECT_TRUE(testing::tensor_near(raw::select(emb, 0, 0), {3}, {0.3374, -0.1778, -0.3035}, 1e-4));
+}
+
+TEST(Random, SecondNormalIsCachedAcrossCalls) {
+  manual_seed(7);
+  Tensor a = randn({3}), b = randn({3}), c = randn({1});
+  EXPECT_TRUE(testing::tensor_near(raw::cat({a, b, c}), {7}, to_double(kTorchRandnCached), 1e-6,
+                                   1e-6));
+}
+
+TEST(Random, ReseedForgetsTheCachedNormal) {
+  manual_seed(7);
+  Tensor first = randn({1});
+  manual_seed(7);
+  EXPECT_TRUE(testing::tensor_equal(randn({1}), first));
+}
+
+TEST(Random, NonContiguousNormalUsesTheElementwisePath) {
+  manual_seed(7);
+  Tensor t = raw::transpose(Tensor::empty({4, 5}), 0, 1);
+  normal_(t);
+  EXPECT_TRUE(testing::tensor_near(t, {5, 4}, to_double(kTorchNormalTransposed), 1e-6, 1e-6));
+}
+
+TEST(Random, RandintEqualsTorch) {
+  manual_seed(123);
+  EXPECT_EQ(randint(50000, {7}).to_vector<int64_t>(), kTorchRandint50000);
+  manual_seed(123);
+  EXPECT_EQ(randint(-3, 4, {10}).to_vector<int64_t>(), kTorchRandintNeg);
+  Generator g(1337);
+  Tensor r = randint(1000, {16}, &g);
+  EXPECT_EQ(r.dtype(), Dtype::int64);
+  EXPECT_EQ(r.to_vector<int64_t>(), kTorchRandintGen);
+  Generator big(uint64_t{1} << 40 | 3);
+  EXPECT_EQ(randint(0, int64_t{1} << 33, {4}, &big).to_vector<int64_t>(), kTorchRandintBig);
+}
+
+TEST(Random, OwnGeneratorLeavesTheDefaultAlone) {
+  manual_seed(5);
+  Tensor expected = rand({4});
+  manual_seed(5);
+  Generator other(99);
+  rand({10}, &other);
+  EXPECT_TRUE(testing::tensor_equal(rand({4}), expected));
+}
+
+TEST(Random, StateRoundTripsIncludingTheCachedNormal) {
+  Generator g(11);
+  randn({1}, &g);  // leaves a cached normal behind
+  const std::string saved = g.state();
+  Tensor expected = raw::cat({randn({3}, &g), rand({17}, &g)});
+  Generator h(0);
+  h.set_state(saved);
+  EXPECT_TRUE(testing::tensor_equal(raw::cat({randn({3}, &h), rand({17}, &h)}), expected));
+  EXPECT_TRUE(testing::throws_error([&] { h.set_state("not a state"); },
+                                    {"Generator::set_state"}));
+}
+
+}  // namespace
+}  // namespace qkv

@@ -1,0 +1,171 @@
+// test_reduce.cpp: reductions and softmax against naive double-precision loops over every dim.
+#include "tests/testing.h"
+
+namespace qkv {
+namespace {
+
+// The naive fold over `dim` of a contiguous (outer, n, inner) view, in double.
+template <class Fold>
+std::vector<double> fold_dim(const Tensor& a, int64_t dim, Fold fold) {
+  const std::vector<double> v = a.to_vector<double>();
+  int64_t outer = 1, inner = 1;
+  const int64_t n = a.size(dim);
+  for (int64_t d = 0; d < dim; ++d) outer *= a.size(d);
+  for (int64_t d = dim + 1; d < a.dim(); ++d) inner *= a.size(d);
+  std::vector<double> out;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      std::vector<double> row;
+      for (int64_t k = 0; k < n; ++k) row.push_back(v[(o * n + k) * inner + i]);
+      out.push_back(fold(row));
+    }
+  return out;
+}
+
+Shape without(Shape s, int64_t dim, bool keepdim) {
+  if (keepdim) s[dim] = 1;
+  else s.erase(s.begin() + dim);
+  return s;
+}
+
+double sum_of(const std::vector<double>& r) {
+  double s = 0;
+  for (double x : r) s += x;
+  return s;
+}
+double var_of(const std::vector<double>& r) {
+  const double m = sum_of(r) / r.size();
+  double s = 0;
+  for (double x : r) s += (x - m) * (x - m);
+  return s / (r.size() - 1);
+}
+
+class ReduceShapes : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(ReduceShapes, EveryDimWithAndWithoutKeepdim) {
+  const Shape shape = GetParam();
+  Generator g(5);
+  Tensor a = randn(shape, &g);
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    for (bool keep : {false, true}) {
+      const Shape s = without(shape, d, keep);
+      EXPECT_TRUE(testing::tensor_near(raw::sum(a, d, keep), s, fold_dim(a, d, sum_of), 1e-5))
+          << "sum dim " << d;
+      EXPECT_TRUE(testing::tensor_near(raw::mean(a, d, keep), s,
+                                       fold_dim(a, d, [](auto& r) { return sum_of(r) / r.size(); }),
+                                       1e-6))
+          << "mean dim " << d;
+      if (a.size(d) > 1) {
+        EXPECT_TRUE(testing::tensor_near(raw::var(a, d, keep), s, fold_dim(a, d, var_of), 1e-5,
+                                         1e-5))
+            << "var dim " << d;
+      }
+      auto mx = raw::max(a, d, keep);
+      EXPECT_TRUE(testing::tensor_near(
+          mx.values, s, fold_dim(a, d, [](auto& r) { return *std::max_element(r.begin(), r.end()); }),
+          0));
+      EXPECT_TRUE(testing::tensor_near(
+          mx.indices, s,
+          fold_dim(a, d, [](auto& r) { return double(std::max_element(r.begin(), r.end()) - r.begin()); }),
+          0));
+      EXPECT_TRUE(testing::tensor_near(
+          raw::min(a, d, keep).values, s,
+          fold_dim(a, d, [](auto& r) { return *std::min_element(r.begin(), r.end()); }), 0));
+    }
+  }
+  // Over everything, and through a non-contiguous view of the same numbers.
+  const double total = sum_of(a.to_vector<double>());
+  EXPECT_NEAR(raw::sum(a).item<double>(), total, 1e-4);
+  if (a.dim() >= 2) {
+    EXPECT_NEAR(raw::sum(raw::transpose(a, 0, -1)).item<double>(), total, 1e-4);
+  }
+  EXPECT_NEAR(raw::mean(a).item<double>(), total / a.numel(), 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ReduceShapes,
+                         ::testing::Values(Shape{7}, Shape{3, 4}, Shape{2, 3, 5}, Shape{1, 33, 2},
+                                           Shape{129, 3}));
+
+TEST(Reduce, ArgmaxTakesTheFirstMaximumAndFlattens) {
+  Tensor a = tensor({{1, 5, 5}, {7, 0, 7}});
+  EXPECT_EQ(raw::argmax(a, 1).to_vector<int64_t>(), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(raw::argmax(a).item<int64_t>(), 3);
+  EXPECT_EQ(raw::argmax(a).dtype(), Dtype::int64);
+  EXPECT_EQ(raw::max(a).item(), 7.0f);
+  EXPECT_EQ(raw::min(a).item(), 0.0f);
+}
+
+TEST(Reduce, VarCorrectionAndSingleElement) {
+  Tensor x = tensor({1, 2, 3, 4});
+  EXPECT_NEAR(raw::var(x).item(), 1.6666666f, 1e-6);      // unbiased, torch's default
+  EXPECT_NEAR(raw::var(x, 0).item(), 1.25f, 1e-6);        // population
+  EXPECT_TRUE(std::isnan(raw::var(tensor({3.0f})).item())); // n - 1 = 0: NaN, as torch
+}
+
+TEST(Reduce, SumOverSeveralDimsAndSumToShape) {
+  Tensor a = ones({2, 3, 4});
+  EXPECT_TRUE(testing::tensor_near(raw::sum(a, {0, -1}), {3}, {8, 8, 8}, 0));
+  EXPECT_EQ(raw::sum(a, {0, 2}, true).shape(), (Shape{1, 3, 1}));
+  // The reverse of broadcasting (1, 4) -> (2, 3, 4): sum the stretched dims back.
+  EXPECT_TRUE(testing::tensor_near(raw::sum_to_shape(a, {1, 4}), {1, 4}, {6, 6, 6, 6}, 0));
+  EXPECT_TRUE(testing::tensor_near(raw::sum_to_shape(a, {3, 1}), {3, 1}, {8, 8, 8}, 0));
+  EXPECT_TRUE(testing::tensor_near(raw::sum_to_shape(a, Shape{}), Shape{}, {24}, 0));
+}
+
+TEST(Reduce, EmptyInputs) {
+  EXPECT_EQ(raw::sum(zeros({0})).item(), 0.0f);
+  EXPECT_TRUE(std::isnan(raw::mean(zeros({0})).item()));
+  EXPECT_TRUE(testing::throws_error([] { raw::max(zeros({0})); }, {"max", "(0,)"}));
+}
+
+std::vector<double> softmax_oracle(const std::vector<double>& r) {
+  double m = -INFINITY, s = 0;
+  for (double x : r) m = std::max(m, x);
+  for (double x : r) s += std::exp(x - m);
+  std::vector<double> out;
+  for (double x : r) out.push_back(std::exp(x - m) / s);
+  return out;
+}
+
+TEST(Softmax, EveryDimMatchesTheOracleAndRowsSumToOne) {
+  Generator g(9);
+  Tensor a = raw::mul(randn({3, 4, 5}, &g), 3.0f);
+  for (int64_t d = 0; d < 3; ++d) {
+    Tensor s = raw::softmax(a, d);
+    Tensor ls = raw::log_softmax(a, d);
+    // Compare along dim d by moving it last in both.
+    Tensor st = raw::contiguous(raw::transpose(s, d, -1));
+    Tensor lt = raw::contiguous(raw::transpose(ls, d, -1));
+    Tensor at = raw::contiguous(raw::transpose(a, d, -1));
+    const auto v = at.to_vector<double>();
+    const int64_t n = at.size(-1);
+    std::vector<double> expected, expected_log;
+    for (size_t i = 0; i < v.size(); i += n) {
+      for (double p : softmax_oracle({v.begin() + i, v.begin() + i + n})) {
+        expected.push_back(p);
+        expected_log.push_back(std::log(p));
+      }
+    }
+    EXPECT_TRUE(testing::values_near(st.to_vector<double>(), expected, 1e-6)) << "dim " << d;
+    EXPECT_TRUE(testing::values_near(lt.to_vector<double>(), expected_log, 1e-5)) << "dim " << d;
+    EXPECT_TRUE(testing::tensor_near(raw::sum(s, d), without(a.shape(), d, false),
+                                     std::vector<double>(a.numel() / a.size(d), 1.0), 1e-6));
+  }
+}
+
+TEST(Softmax, HugeLogitsDoNotOverflow) {
+  Tensor s = raw::softmax(tensor({1000, 1001, 1002}), 0);
+  EXPECT_TRUE(testing::tensor_near(s, {3}, {0.09003057, 0.24472847, 0.66524096}, 1e-6));
+  Tensor ls = raw::log_softmax(tensor({0, -200}), 0);
+  EXPECT_TRUE(testing::tensor_near(ls, {2}, {0.0, -200.0}, 1e-4));  // no log(0) = -inf
+}
+
+TEST(Softmax, MaskedEntriesGetZeroAndAFullyMaskedRowIsNanAsInTorch) {
+  Tensor s = raw::softmax(tensor({{0.5f, -INFINITY}, {-INFINITY, -INFINITY}}), -1);
+  EXPECT_EQ(s.at({0, 0}), 1.0f);
+  EXPECT_EQ(s.at({0, 1}), 0.0f);
+  EXPECT_TRUE(std::isnan(s.at({1, 0})));
+}
+
+}  // namespace
+}  // namespace qkv

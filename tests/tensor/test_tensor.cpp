@@ -1,0 +1,88 @@
+// test_tensor.cpp: the handle, its geometry, element access and the factories.
+#include "tests/testing.h"
+
+namespace qkv {
+namespace {
+
+TEST(Tensor, ContiguousStridesAreRowMajor) {
+  Tensor t = zeros({2, 3, 4});
+  EXPECT_EQ(t.shape(), (Shape{2, 3, 4}));
+  EXPECT_EQ(t.strides(), (Shape{12, 4, 1}));
+  EXPECT_EQ(t.numel(), 24);
+  EXPECT_EQ(t.dim(), 3);
+  EXPECT_EQ(t.size(-1), 4);
+  EXPECT_EQ(t.stride(0), 12);
+  EXPECT_TRUE(t.is_contiguous());
+}
+
+TEST(Tensor, CopyingTheHandleAliasesTheTensor) {
+  Tensor a = zeros({2});
+  Tensor b = a;  // like `b = a` in Python: the same tensor
+  b.at({1}) = 5.0f;
+  EXPECT_EQ(a.at({1}), 5.0f);
+  EXPECT_TRUE(a.shares_storage(b));
+}
+
+TEST(Tensor, AtAcceptsNegativeIndices) {
+  Tensor t = arange(0.0, 6.0);
+  Tensor m = raw::view(t, {2, 3});
+  EXPECT_EQ(m.at({-1, -1}), 5.0f);
+  EXPECT_EQ(m.at({1, 0}), 3.0f);
+}
+
+TEST(Tensor, ItemAndToVectorConvert) {
+  EXPECT_EQ(scalar_tensor(2.5f).item(), 2.5f);
+  EXPECT_EQ(full({1, 1}, 7, Dtype::int64).item<int64_t>(), 7);
+  EXPECT_EQ(tensor({1.5f, 2.0f}).to_vector<double>(), (std::vector<double>{1.5, 2.0}));
+  EXPECT_EQ(raw::to(tensor({1.9f, -2.5f}), Dtype::int64).to_vector<int64_t>(),
+            (std::vector<int64_t>{1, -2}));  // truncation toward zero, as torch's .long()
+}
+
+TEST(Factory, FilledTensors) {
+  EXPECT_EQ(ones({2, 2}).to_vector(), (std::vector<float>{1, 1, 1, 1}));
+  EXPECT_EQ(full({3}, -2.5).to_vector(), (std::vector<float>{-2.5, -2.5, -2.5}));
+  EXPECT_EQ(zeros({2}, Dtype::boolean).to_vector<bool>(), (std::vector<bool>{false, false}));
+  EXPECT_EQ(zeros_like(ones({2, 5})).shape(), (Shape{2, 5}));
+  EXPECT_EQ(scalar_tensor(1.0f).dim(), 0);
+}
+
+TEST(Factory, ArangeIntegerAndFloating) {
+  Tensor i = arange(5);
+  EXPECT_EQ(i.dtype(), Dtype::int64);
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(arange(int64_t{10}, int64_t{0}, int64_t{-3}).to_vector<int64_t>(),
+            (std::vector<int64_t>{10, 7, 4, 1}));
+  Tensor f = arange(0.0, 1.0, 0.25);
+  EXPECT_EQ(f.dtype(), Dtype::float32);
+  EXPECT_EQ(f.to_vector(), (std::vector<float>{0, 0.25f, 0.5f, 0.75f}));
+  EXPECT_EQ(arange(0.0, 1.0, 0.3).numel(), 4);  // ceil((1 - 0) / 0.3)
+  EXPECT_EQ(arange(3, 3).numel(), 0);
+}
+
+TEST(Factory, EyeTrilTriu) {
+  EXPECT_EQ(eye(2, 3).to_vector(), (std::vector<float>{1, 0, 0, 0, 1, 0}));
+  Tensor o = ones({3, 3});
+  EXPECT_EQ(raw::tril(o).to_vector(), (std::vector<float>{1, 0, 0, 1, 1, 0, 1, 1, 1}));
+  EXPECT_EQ(raw::triu(o, 1).to_vector(), (std::vector<float>{0, 1, 1, 0, 0, 1, 0, 0, 0}));
+  EXPECT_EQ(raw::tril(o, -1).to_vector(), (std::vector<float>{0, 0, 0, 1, 0, 0, 1, 1, 0}));
+  // Batched: every matrix of the last two dims.
+  Tensor b = raw::tril(ones({2, 2, 2}, Dtype::boolean));
+  EXPECT_EQ(b.to_vector<bool>(),
+            (std::vector<bool>{true, false, true, true, true, false, true, true}));
+}
+
+TEST(Factory, NestedBracesAndVectors) {
+  Tensor t = tensor({{1, 2, 3}, {4, 5, 6}});
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.at({1, 2}), 6.0f);
+  Tensor c = tensor({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}});
+  EXPECT_EQ(c.shape(), (Shape{2, 2, 2}));
+  EXPECT_EQ(c.at({1, 0, 1}), 6.0f);
+  Tensor ids = from_vector(std::vector<int64_t>{3, 1}, {2});
+  EXPECT_EQ(ids.dtype(), Dtype::int64);
+  EXPECT_EQ(from_vector(std::vector<bool>{true, false}, {2}).to_vector<bool>(),
+            (std::vector<bool>{true, false}));
+}
+
+}  // namespace
+}  // namespace qkv
