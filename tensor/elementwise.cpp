@@ -100,7 +100,9 @@ Tensor scalar(float v) {
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { return map_binary(a, b, "add", std::plus<float>{}); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  return map_binary(a, b, "add", std::plus<float>{});
+}
 Tensor sub(const Tensor& a, const Tensor& b) {
   return map_binary(a, b, "sub", std::minus<float>{});
 }
@@ -124,24 +126,44 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
     return std::isnan(x) || std::isnan(y) ? NAN : (x < y ? x : y);
   });
 }
-Tensor add(const Tensor& a, float b) { return add(a, scalar(b)); }
-Tensor sub(const Tensor& a, float b) { return sub(a, scalar(b)); }
-Tensor sub(float a, const Tensor& b) { return sub(scalar(a), b); }
-Tensor mul(const Tensor& a, float b) { return mul(a, scalar(b)); }
-Tensor div(const Tensor& a, float b) { return div(a, scalar(b)); }
-Tensor div(float a, const Tensor& b) { return div(scalar(a), b); }
+Tensor add(const Tensor& a, float b) {
+  return add(a, scalar(b));
+}
+Tensor sub(const Tensor& a, float b) {
+  return sub(a, scalar(b));
+}
+Tensor sub(float a, const Tensor& b) {
+  return sub(scalar(a), b);
+}
+Tensor mul(const Tensor& a, float b) {
+  return mul(a, scalar(b));
+}
+Tensor div(const Tensor& a, float b) {
+  return div(a, scalar(b));
+}
+Tensor div(float a, const Tensor& b) {
+  return div(scalar(a), b);
+}
 Tensor pow(const Tensor& a, float e) {
   if (e == 2.0f) return map_unary(a, "pow", [](float x) { return x * x; });
   return map_unary(a, "pow", [e](float x) { return std::pow(x, e); });
 }
 
-Tensor neg(const Tensor& a) { return map_unary(a, "neg", [](float x) { return -x; }); }
-Tensor exp(const Tensor& a) { return map_unary(a, "exp", [](float x) { return std::exp(x); }); }
-Tensor log(const Tensor& a) { return map_unary(a, "log", [](float x) { return std::log(x); }); }
+Tensor neg(const Tensor& a) {
+  return map_unary(a, "neg", [](float x) { return -x; });
+}
+Tensor exp(const Tensor& a) {
+  return map_unary(a, "exp", [](float x) { return std::exp(x); });
+}
+Tensor log(const Tensor& a) {
+  return map_unary(a, "log", [](float x) { return std::log(x); });
+}
 Tensor sqrt(const Tensor& a) {
   return map_unary(a, "sqrt", [](float x) { return std::sqrt(x); });
 }
-Tensor abs(const Tensor& a) { return map_unary(a, "abs", [](float x) { return std::fabs(x); }); }
+Tensor abs(const Tensor& a) {
+  return map_unary(a, "abs", [](float x) { return std::fabs(x); });
+}
 Tensor tanh(const Tensor& a) {
   return map_unary(a, "tanh", [](float x) { return std::tanh(x); });
 }
@@ -162,33 +184,45 @@ Tensor gelu(const Tensor& a, GeluApproximation approximate) {
   return map_unary(a, "gelu", [](float x) { return 0.5f * x * (1.0f + std::erf(x * kAlpha)); });
 }
 Tensor clamp(const Tensor& a, std::optional<float> min, std::optional<float> max) {
-  check(!min || !max || *min <= *max, "clamp", "min <= max, got min ", min.value_or(0),
-        " and max ", max.value_or(0));
+  check(!min || !max || *min <= *max, "clamp", "min <= max, got min ", min.value_or(0), " and max ",
+        max.value_or(0));
   const float lo = min.value_or(-INFINITY), hi = max.value_or(INFINITY);
   return map_unary(a, "clamp", [lo, hi](float x) { return x < lo ? lo : (x > hi ? hi : x); });
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) {
-  return map_binary(a, b, "eq", [](float x, float y) { return x == y; }, true);
+  return map_binary(
+      a, b, "eq", [](float x, float y) { return x == y; }, true);
 }
 Tensor ne(const Tensor& a, const Tensor& b) {
-  return map_binary(a, b, "ne", [](float x, float y) { return x != y; }, true);
+  return map_binary(
+      a, b, "ne", [](float x, float y) { return x != y; }, true);
 }
 Tensor lt(const Tensor& a, const Tensor& b) {
-  return map_binary(a, b, "lt", [](float x, float y) { return x < y; }, true);
+  return map_binary(
+      a, b, "lt", [](float x, float y) { return x < y; }, true);
 }
 Tensor le(const Tensor& a, const Tensor& b) {
-  return map_binary(a, b, "le", [](float x, float y) { return x <= y; }, true);
+  return map_binary(
+      a, b, "le", [](float x, float y) { return x <= y; }, true);
 }
 Tensor gt(const Tensor& a, const Tensor& b) {
-  return map_binary(a, b, "gt", [](float x, float y) { return x > y; }, true);
+  return map_binary(
+      a, b, "gt", [](float x, float y) { return x > y; }, true);
 }
 Tensor ge(const Tensor& a, const Tensor& b) {
-  return map_binary(a, b, "ge", [](float x, float y) { return x >= y; }, true);
+  return map_binary(
+      a, b, "ge", [](float x, float y) { return x >= y; }, true);
 }
-Tensor eq(const Tensor& a, float b) { return eq(a, scalar(b)); }
-Tensor lt(const Tensor& a, float b) { return lt(a, scalar(b)); }
-Tensor gt(const Tensor& a, float b) { return gt(a, scalar(b)); }
+Tensor eq(const Tensor& a, float b) {
+  return eq(a, scalar(b));
+}
+Tensor lt(const Tensor& a, float b) {
+  return lt(a, scalar(b));
+}
+Tensor gt(const Tensor& a, float b) {
+  return gt(a, scalar(b));
+}
 Tensor logical_not(const Tensor& mask) {
   check(mask.dtype() == Dtype::boolean, "logical_not", "a bool tensor, got ",
         dtype_name(mask.dtype()));
@@ -201,8 +235,8 @@ Tensor isfinite(const Tensor& a) {
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check(cond.dtype() == Dtype::boolean, "where", "a bool condition, got ",
         dtype_name(cond.dtype()));
-  check(a.dtype() == Dtype::float32 && b.dtype() == Dtype::float32, "where",
-        "float32 values, got ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  check(a.dtype() == Dtype::float32 && b.dtype() == Dtype::float32, "where", "float32 values, got ",
+        dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   const Shape shape =
       broadcast_shapes(cond.shape(), broadcast_shapes(a.shape(), b.shape(), "where"), "where");
   const Tensor c = expand(cond, shape), x = expand(a, shape), y = expand(b, shape);
@@ -236,7 +270,8 @@ template <class Drop>
 Tensor keep_triangle(const Tensor& a, std::string_view op, Drop drop) {
   check(a.dim() >= 2, op, "a tensor with at least 2 dims, got shape ", a.shape());
   Tensor out = clone(a);
-  const int64_t rows = a.size(-2), cols = a.size(-1), es = static_cast<int64_t>(element_size(a.dtype()));
+  const int64_t rows = a.size(-2), cols = a.size(-1),
+                es = static_cast<int64_t>(element_size(a.dtype()));
   const int64_t matrices = rows * cols == 0 ? 0 : out.numel() / (rows * cols);
   std::byte* base = out.impl().storage->data();
   for (int64_t m = 0; m < matrices; ++m)

@@ -27,7 +27,9 @@ using Shape = std::vector<int64_t>;
 std::string shape_str(const Shape& shape);
 
 namespace detail {
-inline void append_part(std::ostringstream& os, const Shape& s) { os << shape_str(s); }
+inline void append_part(std::ostringstream& os, const Shape& s) {
+  os << shape_str(s);
+}
 template <class T>
 void append_part(std::ostringstream& os, const T& v) {
   os << v;

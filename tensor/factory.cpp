@@ -13,11 +13,21 @@ Tensor full(const Shape& shape, double value, Dtype dtype) {
   raw::fill_(t, value);
   return t;
 }
-Tensor zeros(const Shape& shape, Dtype dtype) { return full(shape, 0.0, dtype); }
-Tensor ones(const Shape& shape, Dtype dtype) { return full(shape, 1.0, dtype); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
-Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
-Tensor scalar_tensor(float value) { return full({}, value); }
+Tensor zeros(const Shape& shape, Dtype dtype) {
+  return full(shape, 0.0, dtype);
+}
+Tensor ones(const Shape& shape, Dtype dtype) {
+  return full(shape, 1.0, dtype);
+}
+Tensor zeros_like(const Tensor& t) {
+  return zeros(t.shape(), t.dtype());
+}
+Tensor ones_like(const Tensor& t) {
+  return ones(t.shape(), t.dtype());
+}
+Tensor scalar_tensor(float value) {
+  return full({}, value);
+}
 
 Tensor eye(int64_t n, int64_t m) {
   if (m < 0) m = n;
@@ -56,8 +66,8 @@ namespace {
 template <class T>
 Tensor from_data(const T* data, size_t size, const Shape& shape) {
   const int64_t n = shape_numel(shape, "from_vector");
-  check(n == static_cast<int64_t>(size), "from_vector", "data with ", n,
-        " elements for shape ", shape, ", got ", size);
+  check(n == static_cast<int64_t>(size), "from_vector", "data with ", n, " elements for shape ",
+        shape, ", got ", size);
   Tensor t = Tensor::empty(shape, dtype_of<T>());
   if (size > 0) std::memcpy(t.data_ptr<T>(), data, size * sizeof(T));
   return t;
@@ -103,8 +113,10 @@ Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<
     flat.insert(flat.end(), v.begin(), v.end());
   }
   Shape shape{static_cast<int64_t>(values.size())};
-  if (!planes.empty()) shape.insert(shape.end(), planes[0].shape().begin(), planes[0].shape().end());
-  else shape.insert(shape.end(), {0, 0});
+  if (!planes.empty())
+    shape.insert(shape.end(), planes[0].shape().begin(), planes[0].shape().end());
+  else
+    shape.insert(shape.end(), {0, 0});
   return from_vector(flat, shape);
 }
 

@@ -26,16 +26,18 @@ Tensor eye(int64_t n, int64_t m = -1);
 Tensor arange_int(int64_t start, int64_t end, int64_t step);
 Tensor arange_float(double start, double end, double step);
 template <class T>
-  requires std::is_arithmetic_v<T>
-Tensor arange(T end) {
-  if constexpr (std::is_integral_v<T>) return arange_int(0, end, 1);
-  else return arange_float(0.0, static_cast<double>(end), 1.0);
+requires std::is_arithmetic_v<T> Tensor arange(T end) {
+  if constexpr (std::is_integral_v<T>)
+    return arange_int(0, end, 1);
+  else
+    return arange_float(0.0, static_cast<double>(end), 1.0);
 }
 template <class T>
-  requires std::is_arithmetic_v<T>
-Tensor arange(T start, T end, T step = T(1)) {
-  if constexpr (std::is_integral_v<T>) return arange_int(start, end, step);
-  else return arange_float(start, end, step);
+requires std::is_arithmetic_v<T> Tensor arange(T start, T end, T step = T(1)) {
+  if constexpr (std::is_integral_v<T>)
+    return arange_int(start, end, step);
+  else
+    return arange_float(start, end, step);
 }
 
 // From flat data and a shape (data.size() must equal the shape's numel).

@@ -15,10 +15,11 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim_in) {
   Shape shape = first.shape();
   shape[dim] = 0;
   for (const Tensor& t : tensors) {
-    check(t.dtype() == first.dtype(), "cat", "tensors of one dtype, got ", dtype_name(first.dtype()),
-          " and ", dtype_name(t.dtype()));
+    check(t.dtype() == first.dtype(), "cat", "tensors of one dtype, got ",
+          dtype_name(first.dtype()), " and ", dtype_name(t.dtype()));
     bool same = t.dim() == first.dim();
-    for (int64_t d = 0; same && d < t.dim(); ++d) same = d == dim || t.shape()[d] == first.shape()[d];
+    for (int64_t d = 0; same && d < t.dim(); ++d)
+      same = d == dim || t.shape()[d] == first.shape()[d];
     check(same, "cat", "shapes that match except in dim ", dim, ", got ", first.shape(), " and ",
           t.shape());
     shape[dim] += t.shape()[dim];
@@ -95,8 +96,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   float* po = out.data_ptr();
   for (size_t i = 0; i < flat.size(); ++i) {
     // Unlike index_select, a negative id is an error here, as in torch.nn.Embedding.
-    check(flat[i] >= 0 && flat[i] < V, "embedding", "ids in range [0, ", V - 1, "], got ",
-          flat[i]);
+    check(flat[i] >= 0 && flat[i] < V, "embedding", "ids in range [0, ", V - 1, "], got ", flat[i]);
     std::memcpy(po + static_cast<int64_t>(i) * C, pw + flat[i] * C, sizeof(float) * C);
   }
   return out;

@@ -9,8 +9,8 @@ namespace {
 
 // C (M, N) = A (M, K) @ B (K, N) for strided A and B, C contiguous. Loop order i-k-j keeps the
 // innermost loop walking rows of B and C with stride 1 when B is row-major.
-void matmul_2d(const float* A, int64_t sam, int64_t sak, const float* B, int64_t sbk,
-               int64_t sbn, float* C, int64_t M, int64_t K, int64_t N) {
+void matmul_2d(const float* A, int64_t sam, int64_t sak, const float* B, int64_t sbk, int64_t sbn,
+               float* C, int64_t M, int64_t K, int64_t N) {
   for (int64_t i = 0; i < M; ++i) {
     float* c = C + i * N;
     for (int64_t j = 0; j < N; ++j) c[j] = 0.0f;

@@ -55,7 +55,8 @@ class Formatter {
     // Magnitudes that span more than 1000x (or are huge, or tiny) switch to scientific.
     if (hi / lo > 1000.0 || hi > 1.0e8 || (!int_mode_ && lo < 1.0e-4)) {
       sci_mode_ = true;
-      for (double v : nonzero_finite) max_width_ = std::max(max_width_, sci_str(v, precision_).size());
+      for (double v : nonzero_finite)
+        max_width_ = std::max(max_width_, sci_str(v, precision_).size());
     } else if (int_mode_) {
       for (double v : nonzero_finite)
         max_width_ = std::max(max_width_, fixed_str(v, 0).size() + 1);  // room for the "."
@@ -116,6 +117,10 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return s;
 }
 
+std::string bracket(const std::string& inside) {
+  return std::string("[").append(inside).append("]");
+}
+
 std::string vector_str(const Tensor& t, int64_t indent, bool summarize, const Formatter& f,
                        const PrintOptions& opt) {
   const int64_t element_length = static_cast<int64_t>(f.width()) + 2;
@@ -135,7 +140,7 @@ std::string vector_str(const Tensor& t, int64_t indent, bool summarize, const Fo
                                   data.begin() + std::min(data.size(), i + per_line));
     lines.push_back(join(line, ", "));
   }
-  return "[" + join(lines, ",\n" + std::string(indent + 1, ' ')) + "]";
+  return bracket(join(lines, std::string(",\n").append(indent + 1, ' ')));
 }
 
 std::string tensor_str(const Tensor& t, int64_t indent, bool summarize, const Formatter& f,
@@ -152,8 +157,8 @@ std::string tensor_str(const Tensor& t, int64_t indent, bool summarize, const Fo
     slices.push_back(tensor_str(raw::select(t, 0, i), indent + 1, summarize, f, opt));
   }
   // Between sub-tensors: a comma, then one newline per remaining dim, then the indent.
-  const std::string sep = "," + std::string(t.dim() - 1, '\n') + std::string(indent + 1, ' ');
-  return "[" + join(slices, sep) + "]";
+  const std::string sep = std::string(",").append(t.dim() - 1, '\n').append(indent + 1, ' ');
+  return bracket(join(slices, sep));
 }
 
 // torch's _add_suffixes: ", suffix" on the last line if it fits in linewidth, else a new line.
@@ -165,10 +170,10 @@ std::string add_suffixes(std::string s, const std::vector<std::string>& suffixes
   for (const std::string& suffix : suffixes) {
     const int64_t len = static_cast<int64_t>(suffix.size());
     if (last_line_len + len + 2 > opt.linewidth) {
-      s += ",\n" + std::string(indent, ' ') + suffix;
+      s.append(",\n").append(indent, ' ').append(suffix);
       last_line_len = indent + len;
     } else {
-      s += ", " + suffix;
+      s.append(", ").append(suffix);
       last_line_len += len + 2;
     }
   }
@@ -182,7 +187,9 @@ PrintOptions& print_options() {
   return options;
 }
 
-void set_print_suffix_hook(PrintSuffixHook hook) { suffix_hook() = std::move(hook); }
+void set_print_suffix_hook(PrintSuffixHook hook) {
+  suffix_hook() = std::move(hook);
+}
 
 std::string format_tensor(const Tensor& t, std::vector<std::string> suffixes,
                           const std::string& prefix) {
@@ -213,6 +220,8 @@ std::string to_string(const Tensor& t) {
   return format_tensor(t, suffixes);
 }
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << to_string(t); }
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  return os << to_string(t);
+}
 
 }  // namespace qkv

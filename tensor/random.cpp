@@ -64,7 +64,8 @@ void Generator::set_state(const std::string& state) {
   std::mt19937 engine;
   is >> seed >> has_normal >> normal >> engine;
   check(!is.fail() && (has_normal == 0 || has_normal == 1), "Generator::set_state",
-        "a state written by Generator::state(), got ", state.size(), " characters that do not parse");
+        "a state written by Generator::state(), got ", state.size(),
+        " characters that do not parse");
   seed_ = seed;
   engine_ = engine;
   if (has_normal) {
@@ -79,10 +80,14 @@ Generator& default_generator() {
   return gen;
 }
 
-void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
+void manual_seed(uint64_t seed) {
+  default_generator().manual_seed(seed);
+}
 
 namespace {
-Generator& pick(Generator* gen) { return gen ? *gen : default_generator(); }
+Generator& pick(Generator* gen) {
+  return gen ? *gen : default_generator();
+}
 
 void check_float(const Tensor& t, std::string_view op) {
   check(t.defined() && t.dtype() == Dtype::float32, op, "a float32 tensor, got ",

@@ -71,7 +71,9 @@ ValuesIndices extreme(const Tensor& a, int64_t dim_in, bool keepdim, std::string
   return r;
 }
 
-Tensor flat(const Tensor& a) { return reshape(a, {-1}); }
+Tensor flat(const Tensor& a) {
+  return reshape(a, {-1});
+}
 
 }  // namespace
 
@@ -80,7 +82,9 @@ Tensor sum(const Tensor& a, int64_t dim, bool keepdim) {
     return static_cast<float>(row_sum(x, s, n));
   });
 }
-Tensor sum(const Tensor& a) { return sum(flat(a), 0, false); }
+Tensor sum(const Tensor& a) {
+  return sum(flat(a), 0, false);
+}
 
 Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
   check_float(a, "sum");
@@ -101,7 +105,9 @@ Tensor mean(const Tensor& a, int64_t dim, bool keepdim) {
     return static_cast<float>(row_sum(x, s, n) / static_cast<double>(n));
   });
 }
-Tensor mean(const Tensor& a) { return mean(flat(a), 0, false); }
+Tensor mean(const Tensor& a) {
+  return mean(flat(a), 0, false);
+}
 
 Tensor var(const Tensor& a, int64_t dim, bool keepdim, int64_t correction) {
   return reduce_rows(a, dim, keepdim, "var", [correction](const float* x, int64_t s, int64_t n) {
@@ -112,7 +118,9 @@ Tensor var(const Tensor& a, int64_t dim, bool keepdim, int64_t correction) {
     return dof > 0 ? static_cast<float>(ss / static_cast<double>(dof)) : NAN;
   });
 }
-Tensor var(const Tensor& a, int64_t correction) { return var(flat(a), 0, false, correction); }
+Tensor var(const Tensor& a, int64_t correction) {
+  return var(flat(a), 0, false, correction);
+}
 
 ValuesIndices max(const Tensor& a, int64_t dim, bool keepdim) {
   return extreme(a, dim, keepdim, "max", [](float v, float best) { return v > best; });
@@ -120,12 +128,18 @@ ValuesIndices max(const Tensor& a, int64_t dim, bool keepdim) {
 ValuesIndices min(const Tensor& a, int64_t dim, bool keepdim) {
   return extreme(a, dim, keepdim, "min", [](float v, float best) { return v < best; });
 }
-Tensor max(const Tensor& a) { return max(flat(a), 0, false).values; }
-Tensor min(const Tensor& a) { return min(flat(a), 0, false).values; }
+Tensor max(const Tensor& a) {
+  return max(flat(a), 0, false).values;
+}
+Tensor min(const Tensor& a) {
+  return min(flat(a), 0, false).values;
+}
 Tensor argmax(const Tensor& a, int64_t dim, bool keepdim) {
   return max(a, dim, keepdim).indices;
 }
-Tensor argmax(const Tensor& a) { return max(flat(a), 0, false).indices; }
+Tensor argmax(const Tensor& a) {
+  return max(flat(a), 0, false).indices;
+}
 
 Tensor sum_to_shape(const Tensor& a, const Shape& shape) {
   if (a.shape() == shape) return a;

@@ -44,7 +44,9 @@ Tensor softmax_impl(const Tensor& a, int64_t dim_in, std::string_view op) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& a, int64_t dim) { return softmax_impl<false>(a, dim, "softmax"); }
+Tensor softmax(const Tensor& a, int64_t dim) {
+  return softmax_impl<false>(a, dim, "softmax");
+}
 Tensor log_softmax(const Tensor& a, int64_t dim) {
   return softmax_impl<true>(a, dim, "log_softmax");
 }

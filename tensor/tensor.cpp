@@ -10,28 +10,36 @@ namespace qkv {
 
 size_t element_size(Dtype dtype) {
   switch (dtype) {
-    case Dtype::float32: return 4;
-    case Dtype::int64: return 8;
-    case Dtype::boolean: return 1;
+    case Dtype::float32:
+      return 4;
+    case Dtype::int64:
+      return 8;
+    case Dtype::boolean:
+      return 1;
   }
   return 4;
 }
 
 std::string dtype_name(Dtype dtype) {
   switch (dtype) {
-    case Dtype::float32: return "torch.float32";
-    case Dtype::int64: return "torch.int64";
-    case Dtype::boolean: return "torch.bool";
+    case Dtype::float32:
+      return "torch.float32";
+    case Dtype::int64:
+      return "torch.int64";
+    case Dtype::boolean:
+      return "torch.bool";
   }
   return "?";
 }
 
 Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
   // Never allocate zero bytes: a valid pointer keeps data_ptr() of an empty tensor harmless.
-  data_ = static_cast<std::byte*>(::operator new(nbytes == 0 ? 64 : nbytes, std::align_val_t{64}));
+  data_ = static_cast<std::byte*>(::operator new (nbytes == 0 ? 64 : nbytes, std::align_val_t{64}));
 }
 
-Storage::~Storage() { ::operator delete(data_, std::align_val_t{64}); }
+Storage::~Storage() {
+  ::operator delete (data_, std::align_val_t{64});
+}
 
 Shape contiguous_strides(const Shape& shape) {
   Shape strides(shape.size());
@@ -88,8 +96,12 @@ TensorImpl& Tensor::impl() const {
   return *impl_;
 }
 
-int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim(), "stride")]; }
+int64_t Tensor::size(int64_t d) const {
+  return shape()[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  return strides()[wrap_dim(d, dim(), "stride")];
+}
 
 int64_t Tensor::numel() const {
   int64_t n = 1;
@@ -118,8 +130,8 @@ void Tensor::check_dtype(Dtype wanted, std::string_view op) const {
 }
 
 int64_t Tensor::element_offset(std::initializer_list<int64_t> index) const {
-  check(static_cast<int64_t>(index.size()) == dim(), "at",
-        "one index per dim, got ", index.size(), " indices for shape ", shape());
+  check(static_cast<int64_t>(index.size()) == dim(), "at", "one index per dim, got ", index.size(),
+        " indices for shape ", shape());
   int64_t off = impl().offset;
   int64_t d = 0;
   for (int64_t i : index) {
@@ -135,9 +147,12 @@ int64_t Tensor::element_offset(std::initializer_list<int64_t> index) const {
 double load_as_double(const Tensor& t, int64_t i) {
   const std::byte* base = t.impl().storage->data();
   switch (t.dtype()) {
-    case Dtype::float32: return reinterpret_cast<const float*>(base)[i];
-    case Dtype::int64: return static_cast<double>(reinterpret_cast<const int64_t*>(base)[i]);
-    case Dtype::boolean: return reinterpret_cast<const bool*>(base)[i] ? 1.0 : 0.0;
+    case Dtype::float32:
+      return reinterpret_cast<const float*>(base)[i];
+    case Dtype::int64:
+      return static_cast<double>(reinterpret_cast<const int64_t*>(base)[i]);
+    case Dtype::boolean:
+      return reinterpret_cast<const bool*>(base)[i] ? 1.0 : 0.0;
   }
   return 0;
 }

@@ -30,11 +30,17 @@ std::string dtype_name(Dtype dtype);  // "torch.float32", "torch.int64", "torch.
 template <class T>
 constexpr Dtype dtype_of();
 template <>
-constexpr Dtype dtype_of<float>() { return Dtype::float32; }
+constexpr Dtype dtype_of<float>() {
+  return Dtype::float32;
+}
 template <>
-constexpr Dtype dtype_of<int64_t>() { return Dtype::int64; }
+constexpr Dtype dtype_of<int64_t>() {
+  return Dtype::int64;
+}
 template <>
-constexpr Dtype dtype_of<bool>() { return Dtype::boolean; }
+constexpr Dtype dtype_of<bool>() {
+  return Dtype::boolean;
+}
 
 // A block of bytes shared by every view of it, aligned to 64 bytes (a cache line, and the
 // widest SIMD register) so kernels may use aligned loads on freshly made tensors.

@@ -47,7 +47,8 @@ std::optional<Shape> view_strides(const Tensor& a, const Shape& shape) {
   for (int64_t d = static_cast<int64_t>(old_shape.size()) - 1; d >= 0; --d) {
     tensor_numel *= old_shape[d];
     // End of a chunk: the first dim, or the next-left dim is not laid out right after this one.
-    if (d == 0 || (old_shape[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
+    if (d == 0 ||
+        (old_shape[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
         strides[view_d] = view_numel * chunk_base_stride;
         view_numel *= shape[view_d];
@@ -138,8 +139,8 @@ Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1) {
 }
 
 Tensor permute(const Tensor& a, const std::vector<int64_t>& dims) {
-  check(static_cast<int64_t>(dims.size()) == a.dim(), "permute",
-        "one entry per dim of shape ", a.shape(), ", got dims ", Shape(dims));
+  check(static_cast<int64_t>(dims.size()) == a.dim(), "permute", "one entry per dim of shape ",
+        a.shape(), ", got dims ", Shape(dims));
   Shape shape(dims.size()), strides(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -196,8 +197,8 @@ Tensor expand(const Tensor& a, const Shape& shape) {
     }
     const int64_t have = a.shape()[i - lead];
     const int64_t want = shape[i] == -1 ? have : shape[i];
-    check(want == have || have == 1, "expand", "size ", have, " to match or be 1 at dim ",
-          i - lead, ", got ", a.shape(), " expanded to ", shape);
+    check(want == have || have == 1, "expand", "size ", have, " to match or be 1 at dim ", i - lead,
+          ", got ", a.shape(), " expanded to ", shape);
     out[i] = want;
     strides[i] = (have == 1 && want != 1) ? 0 : a.strides()[i - lead];
   }
@@ -250,15 +251,27 @@ void copy_(const Tensor& dst, const Tensor& src) {
   const Tensor s = expand(src, dst.shape());  // broadcasting src; throws on a mismatch
   if (s.dtype() == dst.dtype()) {
     switch (element_size(dst.dtype())) {
-      case 1: copy_words<uint8_t>(dst, s.strides(), s); return;
-      case 4: copy_words<uint32_t>(dst, s.strides(), s); return;
-      default: copy_words<uint64_t>(dst, s.strides(), s); return;
+      case 1:
+        copy_words<uint8_t>(dst, s.strides(), s);
+        return;
+      case 4:
+        copy_words<uint32_t>(dst, s.strides(), s);
+        return;
+      default:
+        copy_words<uint64_t>(dst, s.strides(), s);
+        return;
     }
   }
   switch (dst.dtype()) {
-    case Dtype::float32: store_converted<float>(dst, s.strides(), s); return;
-    case Dtype::int64: store_converted<int64_t>(dst, s.strides(), s); return;
-    case Dtype::boolean: store_converted<bool>(dst, s.strides(), s); return;
+    case Dtype::float32:
+      store_converted<float>(dst, s.strides(), s);
+      return;
+    case Dtype::int64:
+      store_converted<int64_t>(dst, s.strides(), s);
+      return;
+    case Dtype::boolean:
+      store_converted<bool>(dst, s.strides(), s);
+      return;
   }
 }
 
@@ -272,7 +285,9 @@ void fill_(const Tensor& dst, double value) {
   copy_(dst, one);
 }
 
-Tensor contiguous(const Tensor& a) { return a.is_contiguous() ? a : clone(a); }
+Tensor contiguous(const Tensor& a) {
+  return a.is_contiguous() ? a : clone(a);
+}
 
 Tensor clone(const Tensor& a) {
   Tensor out = Tensor::empty(a.shape(), a.dtype());

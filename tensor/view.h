@@ -34,8 +34,8 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index);
 
 // contiguous: `a` itself if already row-major, else a packed copy.
 Tensor contiguous(const Tensor& a);
-Tensor clone(const Tensor& a);               // always a fresh contiguous copy
-Tensor to(const Tensor& a, Dtype dtype);     // converts (a copy unless already that dtype)
+Tensor clone(const Tensor& a);            // always a fresh contiguous copy
+Tensor to(const Tensor& a, Dtype dtype);  // converts (a copy unless already that dtype)
 // copy_: writes src into dst elementwise; src broadcasts to dst's shape; dtypes may differ.
 void copy_(const Tensor& dst, const Tensor& src);
 void fill_(const Tensor& dst, double value);

@@ -30,15 +30,17 @@ inline ::testing::AssertionResult values_near(const std::vector<double>& actual,
     if (!(diff <= atol + rtol * std::fabs(e))) {
       if (first_bad < 0) first_bad = static_cast<int64_t>(i);
     }
-    if (!std::isnan(diff)) max_diff = std::max(max_diff, diff);
-    else max_diff = NAN;
+    if (!std::isnan(diff))
+      max_diff = std::max(max_diff, diff);
+    else
+      max_diff = NAN;
   }
   if (first_bad < 0) return ::testing::AssertionSuccess();
   std::ostringstream os;
   os.precision(9);
   os << "first mismatch at flat index " << first_bad << ": actual " << actual[first_bad]
-     << ", expected " << expected[first_bad] << "; max abs diff " << max_diff << " (atol "
-     << atol << ", rtol " << rtol << ")";
+     << ", expected " << expected[first_bad] << "; max abs diff " << max_diff << " (atol " << atol
+     << ", rtol " << rtol << ")";
   return ::testing::AssertionFailure() << os.str();
 }
 

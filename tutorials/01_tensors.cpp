@@ -20,7 +20,9 @@ using namespace qkv;
 
 namespace {
 int failures = 0;
-void banner(const char* title) { std::cout << "\n=== " << title << " ===\n"; }
+void banner(const char* title) {
+  std::cout << "\n=== " << title << " ===\n";
+}
 void expect(bool ok, const char* what) {
   std::cout << (ok ? "  [ok] " : "  [FAILED] ") << what << "\n";
   if (!ok) ++failures;

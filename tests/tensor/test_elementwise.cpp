@@ -35,14 +35,14 @@ struct ShapePair {
   Shape a, b, out;
 };
 const std::vector<ShapePair> kShapes = {
-    {{5}, {5}, {5}},                     // same shape
-    {{2, 3}, {3}, {2, 3}},               // a row against every row
-    {{2, 3}, {2, 1}, {2, 3}},            // a column against every column
-    {{4, 1, 3}, {2, 3}, {4, 2, 3}},      // both stretch
-    {{3, 1}, {1, 4}, {3, 4}},            // outer-product shape
-    {{}, {2, 2}, {2, 2}},                // 0-d scalar
+    {{5}, {5}, {5}},                 // same shape
+    {{2, 3}, {3}, {2, 3}},           // a row against every row
+    {{2, 3}, {2, 1}, {2, 3}},        // a column against every column
+    {{4, 1, 3}, {2, 3}, {4, 2, 3}},  // both stretch
+    {{3, 1}, {1, 4}, {3, 4}},        // outer-product shape
+    {{}, {2, 2}, {2, 2}},            // 0-d scalar
     {{2, 1, 4, 1}, {3, 1, 5}, {2, 3, 4, 5}},
-    {{7, 33}, {7, 33}, {7, 33}},         // awkward sizes
+    {{7, 33}, {7, 33}, {7, 33}},  // awkward sizes
 };
 
 struct BinaryOp {
@@ -108,8 +108,7 @@ const std::vector<UnaryOp> kUnary = {
      [](double x) {
        return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
      }},
-    {"pow3", [](const Tensor& t) { return raw::pow(t, 3.0f); },
-     [](double x) { return x * x * x; }},
+    {"pow3", [](const Tensor& t) { return raw::pow(t, 3.0f); }, [](double x) { return x * x * x; }},
     {"square", [](const Tensor& t) { return raw::pow(t, 2.0f); }, [](double x) { return x * x; }},
     {"clamp", [](const Tensor& t) { return raw::clamp(t, -0.5f, 1.0f); },
      [](double x) { return std::clamp(x, -0.5, 1.0); }},
@@ -169,8 +168,8 @@ TEST(Elementwise, WhereAndMaskedFillBroadcast) {
   // The causal mask: positions above the diagonal (the future) are filled with -inf.
   Tensor future = raw::triu(ones({3, 3}, Dtype::boolean), 1);
   Tensor masked = raw::masked_fill(scores, future, -INFINITY);
-  EXPECT_TRUE(testing::tensor_near(masked, {3, 3},
-                                   {1, -INFINITY, -INFINITY, 4, 5, -INFINITY, 7, 8, 9}, 0));
+  EXPECT_TRUE(
+      testing::tensor_near(masked, {3, 3}, {1, -INFINITY, -INFINITY, 4, 5, -INFINITY, 7, 8, 9}, 0));
   // A (3,) mask broadcasts over rows.
   Tensor col = from_vector(std::vector<bool>{false, true, false}, {3});
   EXPECT_TRUE(testing::tensor_near(raw::masked_fill(scores, col, 0), {3, 3},

@@ -13,68 +13,155 @@ struct BadInput {
 };
 
 const std::vector<BadInput> kBadInputs = {
-    {"add_shapes_do_not_broadcast", [] { raw::add(zeros({2, 3}), zeros({4})); },
+    {"add_shapes_do_not_broadcast",
+     [] {
+       raw::add(zeros({2, 3}), zeros({4}));
+     },
      {"add: shapes that broadcast, got (2, 3) and (4,)"}},
-    {"mul_shapes_do_not_broadcast", [] { raw::mul(zeros({2, 3}), zeros({3, 2})); },
+    {"mul_shapes_do_not_broadcast",
+     [] {
+       raw::mul(zeros({2, 3}), zeros({3, 2}));
+     },
      {"mul", "(2, 3)", "(3, 2)"}},
-    {"matmul_inner_dims", [] { raw::matmul(zeros({2, 3}), zeros({4, 5})); },
+    {"matmul_inner_dims",
+     [] {
+       raw::matmul(zeros({2, 3}), zeros({4, 5}));
+     },
      {"matmul: inner dimensions must match, got a (2, 3) and b (4, 5)"}},
     {"matmul_scalar", [] { raw::matmul(scalar_tensor(1), zeros({2})); }, {"matmul", "()"}},
-    {"matmul_batch_broadcast", [] { raw::matmul(zeros({2, 2, 3}), zeros({3, 3, 4})); },
+    {"matmul_batch_broadcast",
+     [] {
+       raw::matmul(zeros({2, 2, 3}), zeros({3, 3, 4}));
+     },
      {"matmul", "(2,)", "(3,)"}},
-    {"transpose_dim_out_of_range", [] { raw::transpose(zeros({2, 3}), 0, 2); },
+    {"transpose_dim_out_of_range",
+     [] {
+       raw::transpose(zeros({2, 3}), 0, 2);
+     },
      {"transpose: dim must be in range [-2, 1], got 2"}},
-    {"sum_dim_out_of_range", [] { raw::sum(zeros({2, 3}), -3); }, {"sum", "[-2, 1]", "-3"}},
+    {"sum_dim_out_of_range",
+     [] {
+       raw::sum(zeros({2, 3}), -3);
+     },
+     {"sum", "[-2, 1]", "-3"}},
     {"softmax_dim_out_of_range", [] { raw::softmax(zeros({4}), 1); }, {"softmax", "got 1"}},
-    {"select_index_out_of_range", [] { raw::select(zeros({2, 3}), 1, 3); },
+    {"select_index_out_of_range",
+     [] {
+       raw::select(zeros({2, 3}), 1, 3);
+     },
      {"select", "[-3, 2]", "(2, 3)", "got 3"}},
-    {"at_index_out_of_range", [] { zeros({2, 3}).at({2, 0}); }, {"at", "(2, 3)", "got 2"}},
-    {"at_wrong_rank", [] { zeros({2, 3}).at({1}); }, {"at", "1 indices", "(2, 3)"}},
-    {"negative_size", [] { zeros({2, -1}); }, {"non-negative", "(2, -1)"}},
-    {"view_bad_numel", [] { raw::view(zeros({2, 3}), {4}); }, {"view", "(4,)", "size 6"}},
-    {"view_two_minus_ones", [] { raw::view(zeros({2, 3}), {-1, -1}); }, {"view", "-1"}},
+    {"at_index_out_of_range",
+     [] {
+       zeros({2, 3}).at({2, 0});
+     },
+     {"at", "(2, 3)", "got 2"}},
+    {"at_wrong_rank",
+     [] {
+       zeros({2, 3}).at({1});
+     },
+     {"at", "1 indices", "(2, 3)"}},
+    {"negative_size",
+     [] {
+       zeros({2, -1});
+     },
+     {"non-negative", "(2, -1)"}},
+    {"view_bad_numel",
+     [] {
+       raw::view(zeros({2, 3}), {4});
+     },
+     {"view", "(4,)", "size 6"}},
+    {"view_two_minus_ones",
+     [] {
+       raw::view(zeros({2, 3}), {-1, -1});
+     },
+     {"view", "-1"}},
     {"view_strides_cannot_express",
-     [] { raw::view(raw::transpose(zeros({2, 3}), 0, 1), {6}); },
+     [] {
+       raw::view(raw::transpose(zeros({2, 3}), 0, 1), {6});
+     },
      {"view", "strides", "(3, 2)"}},
-    {"expand_mismatch", [] { raw::expand(zeros({2, 3}), {2, 4}); },
+    {"expand_mismatch",
+     [] {
+       raw::expand(zeros({2, 3}), {2, 4});
+     },
      {"expand", "(2, 3)", "(2, 4)"}},
-    {"expand_fewer_dims", [] { raw::expand(zeros({2, 3}), {3}); }, {"expand", "(2, 3)"}},
-    {"permute_repeats", [] { raw::permute(zeros({2, 3}), {0, 0}); }, {"permute", "(0, 0)"}},
-    {"narrow_past_end", [] { raw::narrow(zeros({4}), 0, 2, 3); }, {"narrow", "start 2", "length 3"}},
-    {"cat_mismatched", [] { raw::cat({zeros({2, 3}), zeros({2, 4})}, 0); },
+    {"expand_fewer_dims",
+     [] {
+       raw::expand(zeros({2, 3}), {3});
+     },
+     {"expand", "(2, 3)"}},
+    {"permute_repeats",
+     [] {
+       raw::permute(zeros({2, 3}), {0, 0});
+     },
+     {"permute", "(0, 0)"}},
+    {"narrow_past_end",
+     [] { raw::narrow(zeros({4}), 0, 2, 3); },
+     {"narrow", "start 2", "length 3"}},
+    {"cat_mismatched",
+     [] {
+       raw::cat({zeros({2, 3}), zeros({2, 4})}, 0);
+     },
      {"cat", "(2, 3)", "(2, 4)"}},
     {"cat_nothing", [] { raw::cat({}, 0); }, {"cat", "none"}},
-    {"stack_mismatched", [] { raw::stack({zeros({2}), zeros({3})}); }, {"stack", "(2,)", "(3,)"}},
+    {"stack_mismatched",
+     [] {
+       raw::stack({zeros({2}), zeros({3})});
+     },
+     {"stack", "(2,)", "(3,)"}},
     {"split_zero", [] { raw::split(zeros({4}), 0); }, {"split", "got 0"}},
     {"index_out_of_range",
-     [] { raw::index_select(zeros({3, 2}), 0, from_vector(std::vector<int64_t>{3}, {1})); },
+     [] {
+       raw::index_select(zeros({3, 2}), 0, from_vector(std::vector<int64_t>{3}, {1}));
+     },
      {"index_select", "(3, 2)", "got 3"}},
-    {"index_wrong_dtype", [] { raw::index_select(zeros({3, 2}), 0, zeros({1})); },
+    {"index_wrong_dtype",
+     [] {
+       raw::index_select(zeros({3, 2}), 0, zeros({1}));
+     },
      {"index_select", "torch.float32"}},
     {"embedding_id_too_big",
-     [] { raw::embedding(zeros({5, 2}), from_vector(std::vector<int64_t>{1, 5}, {2})); },
+     [] {
+       raw::embedding(zeros({5, 2}), from_vector(std::vector<int64_t>{1, 5}, {2}));
+     },
      {"embedding", "[0, 4]", "got 5"}},
     {"embedding_negative_id",
-     [] { raw::embedding(zeros({5, 2}), from_vector(std::vector<int64_t>{-1}, {1})); },
+     [] {
+       raw::embedding(zeros({5, 2}), from_vector(std::vector<int64_t>{-1}, {1}));
+     },
      {"embedding", "got -1"}},
-    {"masked_fill_float_mask", [] { raw::masked_fill(zeros({2}), zeros({2}), 1); },
+    {"masked_fill_float_mask",
+     [] { raw::masked_fill(zeros({2}), zeros({2}), 1); },
      {"masked_fill", "bool", "torch.float32"}},
     {"masked_fill_mask_too_big",
-     [] { raw::masked_fill(zeros({2}), zeros({3, 2}, Dtype::boolean), 1); },
+     [] {
+       raw::masked_fill(zeros({2}), zeros({3, 2}, Dtype::boolean), 1);
+     },
      {"masked_fill", "(2,)", "(3, 2)"}},
     {"exp_of_ints", [] { raw::exp(arange(3)); }, {"exp", "float32", "torch.int64"}},
     {"tril_of_vector", [] { raw::tril(zeros({3})); }, {"tril", "2 dims", "(3,)"}},
     {"item_of_many", [] { zeros({2}).item(); }, {"item", "(2,)"}},
     {"data_ptr_wrong_type", [] { zeros({2}).data_ptr<int64_t>(); }, {"data_ptr", "torch.int64"}},
-    {"ragged_rows", [] { tensor({{1, 2}, {3}}); }, {"tensor", "length"}},
-    {"from_vector_size", [] { from_vector(std::vector<float>{1, 2, 3}, {2, 2}); },
+    {"ragged_rows",
+     [] {
+       tensor({{1, 2}, {3}});
+     },
+     {"tensor", "length"}},
+    {"from_vector_size",
+     [] {
+       from_vector(std::vector<float>{1, 2, 3}, {2, 2});
+     },
      {"from_vector", "(2, 2)", "got 3"}},
     {"arange_zero_step", [] { arange(0.0, 1.0, 0.0); }, {"arange", "non-zero step"}},
     {"arange_wrong_direction", [] { arange(5, 0, 1); }, {"arange", "start 5"}},
     {"randint_empty_range", [] { randint(3, 3, {2}); }, {"randint", "low 3", "high 3"}},
     {"clamp_min_above_max", [] { raw::clamp(zeros({1}), 2.0f, 1.0f); }, {"clamp", "min <= max"}},
     {"undefined_tensor", [] { Tensor().shape(); }, {"undefined"}},
-    {"absurd_size", [] { zeros({int64_t{1} << 30, int64_t{1} << 30}); }, {"too large"}},
+    {"absurd_size",
+     [] {
+       zeros({int64_t{1} << 30, int64_t{1} << 30});
+     },
+     {"too large"}},
 };
 
 class BadInputs : public ::testing::TestWithParam<BadInput> {};

@@ -35,19 +35,20 @@ TEST(Join, SplitAndChunkAreViews) {
 TEST(Join, IndexSelectAndEmbedding) {
   Tensor w = iota({4, 3});
   Tensor ids = from_vector(std::vector<int64_t>{2, 0, 2}, {3});
-  EXPECT_TRUE(testing::tensor_near(raw::index_select(w, 0, ids), {3, 3},
-                                   {6, 7, 8, 0, 1, 2, 6, 7, 8}, 0));
+  EXPECT_TRUE(
+      testing::tensor_near(raw::index_select(w, 0, ids), {3, 3}, {6, 7, 8, 0, 1, 2, 6, 7, 8}, 0));
   EXPECT_TRUE(testing::tensor_near(raw::index_select(w, 1, ids), {4, 3},
                                    {2, 0, 2, 5, 3, 5, 8, 6, 8, 11, 9, 11}, 0));
   Tensor batch = from_vector(std::vector<int64_t>{3, 1, 0, 3}, {2, 2});  // (B, T)
-  Tensor e = raw::embedding(w, batch);                                 // (B, T, C)
+  Tensor e = raw::embedding(w, batch);                                   // (B, T, C)
   EXPECT_EQ(e.shape(), (Shape{2, 2, 3}));
   EXPECT_TRUE(testing::tensor_near(e, {2, 2, 3}, {9, 10, 11, 3, 4, 5, 0, 1, 2, 9, 10, 11}, 0));
 }
 
 // The oracle: C[b, i, j] = sum_k A[b, i, k] B[b, k, j] in double, on contiguous batches.
 std::vector<double> naive_bmm(const Tensor& a, const Tensor& b) {
-  const auto va = raw::contiguous(a).to_vector<double>(), vb = raw::contiguous(b).to_vector<double>();
+  const auto va = raw::contiguous(a).to_vector<double>(),
+             vb = raw::contiguous(b).to_vector<double>();
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   int64_t batches = 1;
   for (int64_t d = 0; d + 2 < a.dim(); ++d) batches *= a.size(d);
@@ -82,22 +83,22 @@ TEST_P(Matmul, FollowsTorchShapeRulesAndValues) {
   Shape sa = batch, sb = batch;
   sa.insert(sa.end(), a2.shape().end() - 2, a2.shape().end());
   sb.insert(sb.end(), b2.shape().end() - 2, b2.shape().end());
-  EXPECT_TRUE(testing::values_near(out.to_vector<double>(),
-                                   naive_bmm(raw::expand(a2, sa), raw::expand(b2, sb)), 1e-4, 1e-5));
+  EXPECT_TRUE(testing::values_near(
+      out.to_vector<double>(), naive_bmm(raw::expand(a2, sa), raw::expand(b2, sb)), 1e-4, 1e-5));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, Matmul,
-    ::testing::Values(MatmulCase{{4}, {4}, {}},                       // dot
-                      MatmulCase{{2, 3}, {3, 5}, {2, 5}},             // matrix product
-                      MatmulCase{{3}, {3, 5}, {5}},                   // vector @ matrix
-                      MatmulCase{{2, 3}, {3}, {2}},                   // matrix @ vector
-                      MatmulCase{{4, 2, 3}, {3, 5}, {4, 2, 5}},       // batch @ matrix
+    ::testing::Values(MatmulCase{{4}, {4}, {}},                           // dot
+                      MatmulCase{{2, 3}, {3, 5}, {2, 5}},                 // matrix product
+                      MatmulCase{{3}, {3, 5}, {5}},                       // vector @ matrix
+                      MatmulCase{{2, 3}, {3}, {2}},                       // matrix @ vector
+                      MatmulCase{{4, 2, 3}, {3, 5}, {4, 2, 5}},           // batch @ matrix
                       MatmulCase{{2, 1, 7, 3}, {5, 3, 2}, {2, 5, 7, 2}},  // broadcast batches
-                      MatmulCase{{3}, {6, 3, 4}, {6, 4}},             // vector @ batch
-                      MatmulCase{{33, 1}, {1, 17}, {33, 17}},         // K = 1
-                      MatmulCase{{0, 3}, {3, 4}, {0, 4}},             // empty
-                      MatmulCase{{7, 33}, {33, 129}, {7, 129}}));     // awkward sizes
+                      MatmulCase{{3}, {6, 3, 4}, {6, 4}},                 // vector @ batch
+                      MatmulCase{{33, 1}, {1, 17}, {33, 17}},             // K = 1
+                      MatmulCase{{0, 3}, {3, 4}, {0, 4}},                 // empty
+                      MatmulCase{{7, 33}, {33, 129}, {7, 129}}));         // awkward sizes
 
 TEST(Matmul, TransposedOperandsAreReadThroughTheirStrides) {
   Generator g(4);

@@ -11,9 +11,15 @@ Tensor make(const PrintCase& c) {
   for (int64_t i = 0; i < t.numel(); ++i) {
     const double v = c.values[static_cast<size_t>(i)];
     switch (c.dtype) {
-      case Dtype::float32: t.data_ptr<float>()[i] = static_cast<float>(v); break;
-      case Dtype::int64: t.data_ptr<int64_t>()[i] = static_cast<int64_t>(v); break;
-      case Dtype::boolean: t.data_ptr<bool>()[i] = v != 0.0; break;
+      case Dtype::float32:
+        t.data_ptr<float>()[i] = static_cast<float>(v);
+        break;
+      case Dtype::int64:
+        t.data_ptr<int64_t>()[i] = static_cast<int64_t>(v);
+        break;
+      case Dtype::boolean:
+        t.data_ptr<bool>()[i] = v != 0.0;
+        break;
     }
   }
   return t;

@@ -8,7 +8,9 @@ namespace qkv {
 namespace {
 #include "tests/tensor/torch_reference.inc"
 
-std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+std::vector<double> to_double(const std::vector<float>& v) {
+  return {v.begin(), v.end()};
+}
 
 // Uniform draws are exact: a 24-bit integer times 2^-24, then one multiply and one add.
 TEST(Random, RandAndUniformEqualTorchBitForBit) {
@@ -18,9 +20,12 @@ TEST(Random, RandAndUniformEqualTorchBitForBit) {
     if (kind == "randn") continue;
     manual_seed(c.seed);
     Tensor t = Tensor::empty(c.shape);
-    if (kind == "rand") t = rand(c.shape);
-    else if (kind == "uniform_-0.5_0.5") uniform_(t, -0.5, 0.5);
-    else uniform_(t, -0.125, 0.125);
+    if (kind == "rand")
+      t = rand(c.shape);
+    else if (kind == "uniform_-0.5_0.5")
+      uniform_(t, -0.5, 0.5);
+    else
+      uniform_(t, -0.125, 0.125);
     EXPECT_TRUE(testing::tensor_near(t, c.shape, to_double(c.values), 0.0))
         << kind << " seed " << c.seed << " shape " << shape_str(c.shape);
     ++checked;
@@ -56,8 +61,8 @@ TEST(Random, TheDocumentedFacts) {
 TEST(Random, SecondNormalIsCachedAcrossCalls) {
   manual_seed(7);
   Tensor a = randn({3}), b = randn({3}), c = randn({1});
-  EXPECT_TRUE(testing::tensor_near(raw::cat({a, b, c}), {7}, to_double(kTorchRandnCached), 1e-6,
-                                   1e-6));
+  EXPECT_TRUE(
+      testing::tensor_near(raw::cat({a, b, c}), {7}, to_double(kTorchRandnCached), 1e-6, 1e-6));
 }
 
 TEST(Random, ReseedForgetsTheCachedNormal) {
@@ -104,8 +109,7 @@ TEST(Random, StateRoundTripsIncludingTheCachedNormal) {
   Generator h(0);
   h.set_state(saved);
   EXPECT_TRUE(testing::tensor_equal(raw::cat({randn({3}, &h), rand({17}, &h)}), expected));
-  EXPECT_TRUE(testing::throws_error([&] { h.set_state("not a state"); },
-                                    {"Generator::set_state"}));
+  EXPECT_TRUE(testing::throws_error([&] { h.set_state("not a state"); }, {"Generator::set_state"}));
 }
 
 }  // namespace

@@ -23,8 +23,10 @@ std::vector<double> fold_dim(const Tensor& a, int64_t dim, Fold fold) {
 }
 
 Shape without(Shape s, int64_t dim, bool keepdim) {
-  if (keepdim) s[dim] = 1;
-  else s.erase(s.begin() + dim);
+  if (keepdim)
+    s[dim] = 1;
+  else
+    s.erase(s.begin() + dim);
   return s;
 }
 
@@ -56,17 +58,19 @@ TEST_P(ReduceShapes, EveryDimWithAndWithoutKeepdim) {
                                        1e-6))
           << "mean dim " << d;
       if (a.size(d) > 1) {
-        EXPECT_TRUE(testing::tensor_near(raw::var(a, d, keep), s, fold_dim(a, d, var_of), 1e-5,
-                                         1e-5))
+        EXPECT_TRUE(
+            testing::tensor_near(raw::var(a, d, keep), s, fold_dim(a, d, var_of), 1e-5, 1e-5))
             << "var dim " << d;
       }
       auto mx = raw::max(a, d, keep);
       EXPECT_TRUE(testing::tensor_near(
-          mx.values, s, fold_dim(a, d, [](auto& r) { return *std::max_element(r.begin(), r.end()); }),
-          0));
+          mx.values, s,
+          fold_dim(a, d, [](auto& r) { return *std::max_element(r.begin(), r.end()); }), 0));
       EXPECT_TRUE(testing::tensor_near(
           mx.indices, s,
-          fold_dim(a, d, [](auto& r) { return double(std::max_element(r.begin(), r.end()) - r.begin()); }),
+          fold_dim(
+              a, d,
+              [](auto& r) { return double(std::max_element(r.begin(), r.end()) - r.begin()); }),
           0));
       EXPECT_TRUE(testing::tensor_near(
           raw::min(a, d, keep).values, s,
@@ -97,9 +101,9 @@ TEST(Reduce, ArgmaxTakesTheFirstMaximumAndFlattens) {
 
 TEST(Reduce, VarCorrectionAndSingleElement) {
   Tensor x = tensor({1, 2, 3, 4});
-  EXPECT_NEAR(raw::var(x).item(), 1.6666666f, 1e-6);      // unbiased, torch's default
-  EXPECT_NEAR(raw::var(x, 0).item(), 1.25f, 1e-6);        // population
-  EXPECT_TRUE(std::isnan(raw::var(tensor({3.0f})).item())); // n - 1 = 0: NaN, as torch
+  EXPECT_NEAR(raw::var(x).item(), 1.6666666f, 1e-6);         // unbiased, torch's default
+  EXPECT_NEAR(raw::var(x, 0).item(), 1.25f, 1e-6);           // population
+  EXPECT_TRUE(std::isnan(raw::var(tensor({3.0f})).item()));  // n - 1 = 0: NaN, as torch
 }
 
 TEST(Reduce, SumOverSeveralDimsAndSumToShape) {
