@@ -4,6 +4,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/error.h"
 #include "tensor/factory.h"
+#include "tensor/gemm.h"
 #include "tensor/join.h"
 #include "tensor/matmul.h"
 #include "tensor/print.h"
@@ -11,4 +12,5 @@
 #include "tensor/reduce.h"
 #include "tensor/softmax.h"
 #include "tensor/tensor.h"
+#include "tensor/thread_pool.h"
 #include "tensor/view.h"

@@ -1,74 +1,89 @@
-// matmul.cpp: shape rules of torch.matmul, and a plain loop nest for each matrix product.
+// matmul.cpp: torch.matmul's shape rules on top of the GEMM (gemm.h).
 #include "tensor/matmul.h"
 
 #include "tensor/elementwise.h"
+#include "tensor/gemm.h"
 #include "tensor/view.h"
 
 namespace qkv::raw {
 namespace {
 
-// C (M, N) = A (M, K) @ B (K, N) for strided A and B, C contiguous. Loop order i-k-j keeps the
-// innermost loop walking rows of B and C with stride 1 when B is row-major.
-void matmul_2d(const float* A, int64_t sam, int64_t sak, const float* B, int64_t sbk, int64_t sbn,
-               float* C, int64_t M, int64_t K, int64_t N) {
-  for (int64_t i = 0; i < M; ++i) {
-    float* c = C + i * N;
-    for (int64_t j = 0; j < N; ++j) c[j] = 0.0f;
-    for (int64_t k = 0; k < K; ++k) {
-      const float aik = A[i * sam + k * sak];
-      const float* b = B + k * sbk;
-      for (int64_t j = 0; j < N; ++j) c[j] += aik * b[j * sbn];
+// The shape rules, shared by matmul and matmul_out: returns the operands as (..., M, K) and
+// (..., K, N) views expanded to one broadcast batch shape, and the output shape.
+struct Operands {
+  Tensor a, b;
+  Shape batch, out_shape;
+  int64_t M, K, N;
+};
+
+Operands prepare(const Tensor& a_in, const Tensor& b_in, std::string_view op) {
+  check(a_in.defined() && b_in.defined(), op, "defined tensors, got an undefined one");
+  check(a_in.dtype() == Dtype::float32 && b_in.dtype() == Dtype::float32, op,
+        "float32 tensors, got ", dtype_name(a_in.dtype()), " and ", dtype_name(b_in.dtype()));
+  check(a_in.dim() >= 1 && b_in.dim() >= 1, op, "both arguments to have at least 1 dim, got a ",
+        a_in.shape(), " and b ", b_in.shape());
+  // Vectors become matrices: (K) -> (1, K) on the left, (K) -> (K, 1) on the right.
+  const Tensor a = a_in.dim() == 1 ? unsqueeze(a_in, 0) : a_in;
+  const Tensor b = b_in.dim() == 1 ? unsqueeze(b_in, 1) : b_in;
+  Operands o;
+  o.M = a.size(-2), o.K = a.size(-1), o.N = b.size(-1);
+  check(b.size(-2) == o.K, op, "inner dimensions must match, got a ", a_in.shape(), " and b ",
+        b_in.shape());
+  // Broadcast the batch dims (everything before the last two).
+  o.batch = broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2),
+                             Shape(b.shape().begin(), b.shape().end() - 2), op);
+  Shape a_full = o.batch, b_full = o.batch;
+  a_full.insert(a_full.end(), {o.M, o.K});
+  b_full.insert(b_full.end(), {o.K, o.N});
+  o.a = expand(a, a_full);
+  o.b = expand(b, b_full);
+  o.out_shape = o.batch;
+  if (a_in.dim() > 1) o.out_shape.push_back(o.M);  // the dims added for vectors go away
+  if (b_in.dim() > 1) o.out_shape.push_back(o.N);
+  return o;
+}
+
+// Runs every product of the batch through the GEMM, reading A and B through their strides
+// (transposed or broadcast operands are never copied). c is contiguous (..., M, N).
+void run(const Operands& o, float* c, bool accumulate) {
+  const int64_t batches = shape_numel(o.batch);
+  GemmBatch batch;
+  const float* pa = reinterpret_cast<const float*>(o.a.impl().storage->data());
+  const float* pb = reinterpret_cast<const float*>(o.b.impl().storage->data());
+  const int64_t nb = static_cast<int64_t>(o.batch.size());
+  for (int64_t t = 0; t < batches; ++t) {
+    int64_t oa = o.a.storage_offset(), ob = o.b.storage_offset();
+    for (int64_t d = nb - 1, rem = t; d >= 0; --d) {  // batch index -> offsets (stride 0 repeats)
+      const int64_t i = rem % o.batch[d];
+      rem /= o.batch[d];
+      oa += i * o.a.strides()[d];
+      ob += i * o.b.strides()[d];
     }
+    batch.a.push_back(pa + oa);
+    batch.b.push_back(pb + ob);
+    batch.c.push_back(c + t * o.M * o.N);
   }
+  gemm_batched(o.M, o.N, o.K, o.a.stride(-2), o.a.stride(-1), o.b.stride(-2), o.b.stride(-1),
+               batch, o.N, accumulate);
 }
 
 }  // namespace
 
-Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
-  check(a_in.defined() && b_in.defined(), "matmul", "defined tensors, got an undefined one");
-  check(a_in.dtype() == Dtype::float32 && b_in.dtype() == Dtype::float32, "matmul",
-        "float32 tensors, got ", dtype_name(a_in.dtype()), " and ", dtype_name(b_in.dtype()));
-  check(a_in.dim() >= 1 && b_in.dim() >= 1, "matmul",
-        "both arguments to have at least 1 dim, got a ", a_in.shape(), " and b ", b_in.shape());
-  // Vectors become matrices: (K) -> (1, K) on the left, (K) -> (K, 1) on the right.
-  const Tensor a = a_in.dim() == 1 ? unsqueeze(a_in, 0) : a_in;
-  const Tensor b = b_in.dim() == 1 ? unsqueeze(b_in, 1) : b_in;
-  const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
-  check(b.size(-2) == K, "matmul", "inner dimensions must match, got a ", a_in.shape(), " and b ",
-        b_in.shape());
-  // Broadcast the batch dims (everything before the last two).
-  const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
-  const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(a_batch, b_batch, "matmul");
-  Shape a_full = batch, b_full = batch, out_shape = batch;
-  a_full.insert(a_full.end(), {M, K});
-  b_full.insert(b_full.end(), {K, N});
-  out_shape.insert(out_shape.end(), {M, N});
-  const Tensor ea = expand(a, a_full), eb = expand(b, b_full);
-  Tensor out = Tensor::empty(out_shape);
-  const int64_t batches = shape_numel(batch);
-  // Walk the batch index; expanded dims have stride 0, so broadcast operands are re-read.
-  const int64_t nb = static_cast<int64_t>(batch.size());
-  std::vector<int64_t> idx(nb, 0);
-  const float* pa = reinterpret_cast<const float*>(ea.impl().storage->data());
-  const float* pb = reinterpret_cast<const float*>(eb.impl().storage->data());
-  for (int64_t t = 0; t < batches; ++t) {
-    int64_t oa = ea.storage_offset(), ob = eb.storage_offset();
-    for (int64_t d = 0, rem = t; d < nb; ++d) {
-      int64_t span = 1;
-      for (int64_t e = d + 1; e < nb; ++e) span *= batch[e];
-      idx[d] = rem / span;
-      rem %= span;
-      oa += idx[d] * ea.strides()[d];
-      ob += idx[d] * eb.strides()[d];
-    }
-    matmul_2d(pa + oa, ea.stride(-2), ea.stride(-1), pb + ob, eb.stride(-2), eb.stride(-1),
-              out.data_ptr() + t * M * N, M, K, N);
-  }
-  // Remove the dims that were added for vectors.
-  if (a_in.dim() == 1) out = squeeze(out, -2);
-  if (b_in.dim() == 1) out = squeeze(out, -1);
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  const Operands o = prepare(a, b, "matmul");
+  Tensor out = Tensor::empty(o.out_shape);
+  run(o, out.data_ptr(), false);
   return out;
+}
+
+void matmul_out(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate) {
+  const Operands o = prepare(a, b, "matmul_out");
+  check(out.defined() && out.dtype() == Dtype::float32 && out.is_contiguous(), "matmul_out",
+        "a contiguous float32 output, got ", out.defined() ? dtype_name(out.dtype()) : "undefined",
+        out.defined() && !out.is_contiguous() ? " (not contiguous)" : "");
+  check(out.shape() == o.out_shape, "matmul_out", "an output of shape ", o.out_shape, ", got ",
+        out.shape());
+  run(o, out.data_ptr(), accumulate);
 }
 
 }  // namespace qkv::raw

@@ -11,5 +11,8 @@
 namespace qkv::raw {
 
 Tensor matmul(const Tensor& a, const Tensor& b);
+// matmul into an existing contiguous tensor of the result's shape: out = a @ b, or
+// out += a @ b when accumulate is true (what backward does when a gradient is used twice).
+void matmul_out(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate = false);
 
 }  // namespace qkv::raw

@@ -1,0 +1,185 @@
+// bench_matmul: the GEMM at the shapes that matter, the ladder steps side by side, 1 vs 2
+// threads, the machine's FMA peak, and (when built with -DQKV_BENCH_OPENBLAS=ON) OpenBLAS at
+// the same shapes in the same run, as a yardstick. Results are in bench/README.md.
+//
+//   ./build/release/bench/bench_matmul --benchmark_repetitions=5
+//     --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "tensor/all.h"
+
+#ifdef QKV_BENCH_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace {
+using namespace qkv;
+
+struct Problem {
+  int64_t M, K, N;
+  std::vector<float> a, b, c;
+  Problem(int64_t m, int64_t k, int64_t n) : M(m), K(k), N(n), a(m * k), b(k * n), c(m * n) {
+    Generator g(0);
+    Tensor ta = rand({m * k}, &g), tb = rand({k * n}, &g);
+    std::copy(ta.data_ptr(), ta.data_ptr() + m * k, a.begin());
+    std::copy(tb.data_ptr(), tb.data_ptr() + k * n, b.begin());
+  }
+  MatrixRef A() const { return {a.data(), K, 1}; }
+  MatrixRef B() const { return {b.data(), N, 1}; }
+};
+
+// Before timing, hold the result to the naive oracle once (on the first row block).
+void check_against_oracle(Problem& p, GemmFn fn) {
+  const int64_t rows = std::min<int64_t>(p.M, 8);
+  fn(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
+  std::vector<float> ref(rows * p.N);
+  gemm_naive(rows, p.N, p.K, p.A(), p.B(), ref.data(), p.N, false);
+  for (int64_t i = 0; i < rows * p.N; ++i)
+    if (std::fabs(ref[i] - p.c[i]) > 1e-3f * p.K) {
+      std::fprintf(stderr, "bench_matmul: result differs from the oracle at %ld\n", long(i));
+      std::abort();
+    }
+}
+
+void set_rate(benchmark::State& state, const Problem& p, int64_t batches = 1) {
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * batches * p.M * p.K * p.N / 1e9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// BM_Matmul/M/K/N: the production GEMM on the current thread count (QKV_NUM_THREADS).
+void BM_Matmul(benchmark::State& state) {
+  Problem p(state.range(0), state.range(1), state.range(2));
+  check_against_oracle(p, gemm);
+  for (auto _ : state) {
+    gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
+    benchmark::DoNotOptimize(p.c.data());
+  }
+  set_rate(state, p);
+}
+void shapes(benchmark::internal::Benchmark* b) {
+  for (auto s : std::vector<std::vector<int64_t>>{{64, 64, 64},
+                                                  {256, 256, 256},
+                                                  {512, 512, 512},
+                                                  {1024, 1024, 1024},
+                                                  {2048, 2048, 2048},
+                                                  {2048, 128, 128},
+                                                  {2048, 128, 512},
+                                                  {2048, 512, 128},
+                                                  {1000, 333, 777}})  // non-multiples of blocks
+    b->Args(s);
+  b->ArgNames({"M", "K", "N"})->UseRealTime()->MeasureProcessCPUTime();
+}
+BENCHMARK(BM_Matmul)->Apply(shapes);
+
+// The same, pinned to one thread and to two, to read the threading speed-up in one run.
+void BM_MatmulThreads(benchmark::State& state) {
+  const int before = num_threads();
+  set_num_threads(static_cast<int>(state.range(3)));
+  Problem p(state.range(0), state.range(1), state.range(2));
+  for (auto _ : state) {
+    gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
+    benchmark::DoNotOptimize(p.c.data());
+  }
+  set_rate(state, p);
+  set_num_threads(before);
+}
+BENCHMARK(BM_MatmulThreads)
+    ->ArgNames({"M", "K", "N", "threads"})
+    ->Args({1024, 1024, 1024, 1})
+    ->Args({1024, 1024, 1024, 2})
+    ->Args({2048, 128, 512, 1})
+    ->Args({2048, 128, 512, 2})
+    ->UseRealTime();
+
+// Attention's batched products: 64 (B*H) matrices of q @ k^T (256x32 @ 32x256) and of
+// weights @ v (256x256 @ 256x32), through raw::matmul with k^T as a transposed view.
+void BM_MatmulAttention(benchmark::State& state) {
+  const int64_t T = 256, D = 32, BH = 64;
+  Generator g(1);
+  Tensor q = rand({BH, T, D}, &g), k = rand({BH, T, D}, &g), w = rand({BH, T, T}, &g);
+  const bool scores = state.range(0) == 0;
+  for (auto _ : state) {
+    Tensor out = scores ? raw::matmul(q, raw::transpose(k, -2, -1)) : raw::matmul(w, q);
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+  const double flops = scores ? 2.0 * BH * T * D * T : 2.0 * BH * T * T * D;
+  state.counters["GFLOPS"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(scores ? "64 x (256x32 @ 32x256)" : "64 x (256x256 @ 256x32)");
+}
+BENCHMARK(BM_MatmulAttention)->Arg(0)->Arg(1)->UseRealTime();
+
+// Each step of the ladder at 512^3, one thread (the production step uses the pool).
+template <GemmFn fn>
+void BM_Ladder(benchmark::State& state) {
+  Problem p(512, 512, 512);
+  check_against_oracle(p, fn);
+  for (auto _ : state) {
+    fn(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
+    benchmark::DoNotOptimize(p.c.data());
+  }
+  set_rate(state, p);
+}
+BENCHMARK(BM_Ladder<gemm_naive>)->Name("BM_Ladder/1_naive")->UseRealTime()->Iterations(2);
+BENCHMARK(BM_Ladder<gemm_loop_order>)->Name("BM_Ladder/2_loop_order")->UseRealTime();
+BENCHMARK(BM_Ladder<gemm_blocked>)->Name("BM_Ladder/3_blocked")->UseRealTime();
+BENCHMARK(BM_Ladder<gemm_packed>)->Name("BM_Ladder/4_packed")->UseRealTime();
+BENCHMARK(BM_Ladder<gemm>)->Name("BM_Ladder/5_threads")->UseRealTime();
+
+// The machine's FP32 FMA peak: independent chains of fused multiply-adds on 16-float vectors,
+// on 1 or 2 threads at once. No kernel can beat it; %-of-peak figures divide by it.
+#if defined(__GNUC__) || defined(__clang__)
+typedef float vec16 __attribute__((vector_size(64)));
+double fma_chains(int64_t iters) {
+  constexpr int kChains = 24;  // enough independent chains to hide the FMA latency
+  vec16 acc[kChains];
+  vec16 a = vec16{} + 0.999f, b = vec16{} + 0.001f;
+  for (int i = 0; i < kChains; ++i) acc[i] = vec16{} + float(i);
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 24
+    for (int i = 0; i < kChains; ++i) acc[i] = acc[i] * a + b;
+    asm volatile("" : "+v"(a));
+  }
+  float s = 0;
+  for (int i = 0; i < kChains; ++i) s += acc[i][0];
+  benchmark::DoNotOptimize(s);
+  return 2.0 * kChains * 16 * iters;
+}
+void BM_FmaPeak(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const int64_t iters = 1 << 22;
+  double flops = 0;
+  for (auto _ : state) {
+    std::vector<std::thread> extra;
+    for (int t = 1; t < threads; ++t) extra.emplace_back([&] { fma_chains(iters); });
+    flops = fma_chains(iters) * threads;
+    for (auto& t : extra) t.join();
+  }
+  state.counters["GFLOPS"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_FmaPeak)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+#endif
+
+#ifdef QKV_BENCH_OPENBLAS
+// OpenBLAS at the same shapes, in the same run: the yardstick of the targets.
+void BM_OpenBLAS(benchmark::State& state) {
+  Problem p(state.range(0), state.range(1), state.range(2));
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p.M, p.N, p.K, 1.0f, p.a.data(), p.K,
+                p.b.data(), p.N, 0.0f, p.c.data(), p.N);
+    benchmark::DoNotOptimize(p.c.data());
+  }
+  set_rate(state, p);
+}
+BENCHMARK(BM_OpenBLAS)->Apply(shapes);
+#endif
+
+}  // namespace
+
+BENCHMARK_MAIN();

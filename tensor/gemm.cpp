@@ -1,0 +1,336 @@
+// gemm.cpp: the GEMM ladder. Read it top to bottom: each step is a complete, tested function
+// that adds one idea to the step above it. The production path is the last one.
+//
+// Legend: C (M, N) = A (M, K) @ B (K, N). BLIS's names for the blocking (BLISlab):
+//   MR x NR  the register tile: MR rows by NR columns of C live in SIMD registers
+//   MC x KC  a block of A that stays in the L2 cache while it is used
+//   KC x NC  a panel of B that stays in the L3 cache while it is used
+//   loops    jc (NC columns) > pc (KC depth) > ic (MC rows) > jr (NR cols) > ir (MR rows)
+#include "tensor/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "tensor/thread_pool.h"
+
+namespace qkv {
+namespace {
+
+// C = 0 unless we are asked to add to it. Every step below then only ever does C += ...
+void prepare_c(int64_t M, int64_t N, float* C, int64_t ldc, bool accumulate) {
+  if (accumulate) return;
+  for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+}
+
+}  // namespace
+
+// ---- Step 1: naive. One dot product per output element: C[i, j] += sum_k A[i, k] B[k, j].
+// The inner loop walks a column of B: a new cache line for every k. Slow, obviously right.
+void gemm_naive(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                bool accumulate) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float sum = 0.0f;
+      for (int64_t k = 0; k < K; ++k) sum += A.at(i, k) * B.at(k, j);
+      C[i * ldc + j] = accumulate ? C[i * ldc + j] + sum : sum;
+    }
+}
+
+// ---- Step 2: loop order. New: i-k-j. The inner loop now runs along a row of B and a row of C,
+// both unit stride (for row-major B), so the compiler vectorises it and every cache line
+// brought in is used in full.
+void gemm_loop_order(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
+                     int64_t ldc, bool accumulate) {
+  prepare_c(M, N, C, ldc, accumulate);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) {
+      const float aik = A.at(i, k);
+      float* c = C + i * ldc;
+      for (int64_t j = 0; j < N; ++j) c[j] += aik * B.at(k, j);
+    }
+}
+
+namespace {
+// The register tile. 6 x 32 on AVX-512: 6 rows x 2 registers of 16 floats = 12 accumulators,
+// plus 2 registers of B and 1 broadcast of A per step, well inside the 32 registers. Each step
+// of k does 12 FMAs for 8 loads, enough arithmetic per load to keep the FMA units busy.
+constexpr int64_t kMR = 6, kNR = 32;
+// The cache blocks: a KC x NR micro-panel of B (24 KiB) fits in L1, an MC x KC block of A
+// (144 KiB) in L2, and a KC x NC panel of B (3 MiB) in L3.
+constexpr int64_t kMC = 144, kKC = 192, kNC = 4096;
+}  // namespace
+
+GemmBlocking gemm_blocking() { return {kMR, kNR, kMC, kKC, kNC}; }
+
+// ---- Step 3: cache blocking. New: the jc > pc > ic loops cut the problem into blocks that fit
+// the caches, so a block of A is reused from L2 for every column of the B panel, instead of
+// being streamed from memory N times. The arithmetic inside is step 2's.
+void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
+                  int64_t ldc, bool accumulate) {
+  prepare_c(M, N, C, ldc, accumulate);
+  for (int64_t jc = 0; jc < N; jc += kNC) {
+    const int64_t nc = std::min(kNC, N - jc);
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+      const int64_t kc = std::min(kKC, K - pc);
+      for (int64_t ic = 0; ic < M; ic += kMC) {
+        const int64_t mc = std::min(kMC, M - ic);
+        for (int64_t i = ic; i < ic + mc; ++i)
+          for (int64_t k = pc; k < pc + kc; ++k) {
+            const float aik = A.at(i, k);
+            float* c = C + i * ldc;
+            for (int64_t j = jc; j < jc + nc; ++j) c[j] += aik * B.at(k, j);
+          }
+      }
+    }
+  }
+}
+
+namespace {
+
+// Packing copies a block into the exact order the micro-kernel reads it, once, so the kernel
+// reads memory strictly sequentially whatever A's and B's strides were (this is also where a
+// transposed operand costs nothing extra). Rows or columns past the edge are padded with zeros:
+// the kernel always computes a full MR x NR tile, and the zeros add nothing.
+//
+// A block (mc, kc) -> micro-panels of MR rows: panel p holds A[p*MR + i, k] at [p][k][i].
+void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out) {
+  for (int64_t p = 0; p < mc; p += kMR) {
+    const int64_t rows = std::min(kMR, mc - p);
+    for (int64_t k = 0; k < kc; ++k) {
+      for (int64_t i = 0; i < rows; ++i) out[i] = A.at(p + i, k);
+      for (int64_t i = rows; i < kMR; ++i) out[i] = 0.0f;
+      out += kMR;
+    }
+  }
+}
+
+// B panel (kc, nc) -> micro-panels of NR columns: panel p holds B[k, p*NR + j] at [p][k][j].
+void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out) {
+  for (int64_t p = 0; p < nc; p += kNR) {
+    const int64_t cols = std::min(kNR, nc - p);
+    for (int64_t k = 0; k < kc; ++k) {
+      if (B.col_stride == 1 && cols == kNR) {
+        std::memcpy(out, B.p + k * B.row_stride + p, sizeof(float) * kNR);
+      } else {
+        for (int64_t j = 0; j < cols; ++j) out[j] = B.at(k, p + j);
+        for (int64_t j = cols; j < kNR; ++j) out[j] = 0.0f;
+      }
+      out += kNR;
+    }
+  }
+}
+
+// A micro-kernel computes one MR x NR tile of A_panel @ B_panel over kc steps into registers,
+// then adds it to C (or stores it, for the first KC block when not accumulating). `c` points at
+// the tile's top-left element; only the top-left m x n of it is inside C.
+using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                             bool add_to_c, int64_t m, int64_t n);
+
+// Writes a computed tile into C: all of it, or its in-range corner at an edge.
+void store_tile(const float* tile, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      c[i * ldc + j] = add_to_c ? c[i * ldc + j] + tile[i * kNR + j] : tile[i * kNR + j];
+}
+
+// The portable micro-kernel: plain C++ that any compiler builds. The accumulators are a small
+// array that the optimiser may keep in registers; it is the reference for the SIMD kernel.
+void micro_kernel_portable(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                           bool add_to_c, int64_t m, int64_t n) {
+  float acc[kMR * kNR] = {};
+  for (int64_t k = 0; k < kc; ++k, a += kMR, b += kNR)
+    for (int64_t i = 0; i < kMR; ++i)
+      for (int64_t j = 0; j < kNR; ++j) acc[i * kNR + j] += a[i] * b[j];
+  store_tile(acc, c, ldc, add_to_c, m, n);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+// The SIMD micro-kernel, written with GCC/Clang vector extensions rather than intrinsics: a
+// `vec16` is 16 floats, one AVX-512 register (on narrower targets the compiler splits it).
+// The 12 accumulators are named values, so they stay in registers for the whole k loop, and
+// `acc += a * b` becomes one fused multiply-add (gemm.cpp is built with -ffp-contract=fast).
+typedef float vec16 __attribute__((vector_size(64)));
+constexpr int64_t kNV = kNR / 16;  // registers per row of the tile
+
+void micro_kernel_simd(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                       bool add_to_c, int64_t m, int64_t n) {
+  vec16 acc[kMR][kNV] = {};
+  for (int64_t k = 0; k < kc; ++k, a += kMR, b += kNR) {
+    vec16 bv[kNV];
+#pragma GCC unroll 4
+    for (int64_t v = 0; v < kNV; ++v) bv[v] = *reinterpret_cast<const vec16*>(b + 16 * v);
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < kMR; ++i) {
+      const vec16 ai = vec16{} + a[i];  // broadcast A[i, k] to all 16 lanes
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < kNV; ++v) acc[i][v] += ai * bv[v];
+    }
+  }
+  if (m == kMR && n == kNR) {  // a full tile: straight into C
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < kMR; ++i)
+#pragma GCC unroll 4
+      for (int64_t v = 0; v < kNV; ++v) {
+        // C rows need not be 64-byte aligned: memcpy is the portable unaligned load/store.
+        vec16 out = acc[i][v];
+        if (add_to_c) {
+          vec16 old;
+          std::memcpy(&old, c + i * ldc + 16 * v, sizeof old);
+          out = old + out;
+        }
+        std::memcpy(c + i * ldc + 16 * v, &out, sizeof out);
+      }
+    return;
+  }
+  alignas(64) float tile[kMR * kNR];  // an edge tile: through a buffer, same arithmetic
+  for (int64_t i = 0; i < kMR; ++i)
+    for (int64_t v = 0; v < kNV; ++v) *reinterpret_cast<vec16*>(tile + i * kNR + 16 * v) = acc[i][v];
+  store_tile(tile, c, ldc, add_to_c, m, n);
+}
+constexpr MicroKernel kFastKernel = micro_kernel_simd;
+constexpr const char* kFastKernelName = "simd-vector-extensions";
+#else
+constexpr MicroKernel kFastKernel = micro_kernel_portable;
+constexpr const char* kFastKernelName = "portable";
+#endif
+
+// Packing buffers belong to one thread each (thread_local): two threads packing different
+// blocks must never share one. They live across calls so a training loop does not allocate
+// them for every matmul; they grow to the largest block seen. 64-byte aligned, so the kernel's
+// loads of packed B are aligned vector loads.
+class PackBuffer {
+ public:
+  ~PackBuffer() { release(); }
+  float* get(int64_t n) {
+    if (n > size_) {
+      release();
+      data_ = static_cast<float*>(::operator new(sizeof(float) * n, std::align_val_t{64}));
+      size_ = n;
+    }
+    return data_;
+  }
+
+ private:
+  void release() {
+    if (data_) ::operator delete(data_, std::align_val_t{64});
+    data_ = nullptr;
+    size_ = 0;
+  }
+  float* data_ = nullptr;
+  int64_t size_ = 0;
+};
+
+// The five-loop nest of steps 4 and 5, on one thread, with a given micro-kernel.
+void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
+                  int64_t ldc, bool accumulate, MicroKernel kernel) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) return prepare_c(M, N, C, ldc, accumulate);
+  thread_local PackBuffer a_buf, b_buf;
+  const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
+  const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
+  float* bp = b_buf.get(std::min(K, kKC) * round_n);
+  float* ap = a_buf.get(std::min(K, kKC) * round_m);
+  for (int64_t jc = 0; jc < N; jc += kNC) {
+    const int64_t nc = std::min(kNC, N - jc);
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+      const int64_t kc = std::min(kKC, K - pc);
+      const bool add = accumulate || pc > 0;  // the first K block stores, later ones add
+      pack_b(kc, nc, {B.p + pc * B.row_stride + jc * B.col_stride, B.row_stride, B.col_stride}, bp);
+      for (int64_t ic = 0; ic < M; ic += kMC) {
+        const int64_t mc = std::min(kMC, M - ic);
+        pack_a(mc, kc, {A.p + ic * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
+               ap);
+        for (int64_t jr = 0; jr < nc; jr += kNR)
+          for (int64_t ir = 0; ir < mc; ir += kMR)
+            kernel(kc, ap + ir * kc, bp + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, add,
+                   std::min(kMR, mc - ir), std::min(kNR, nc - jr));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// ---- Step 4: packing and the register tile. New: blocks of A and panels of B are copied into
+// micro-panels (pack_a, pack_b), and a micro-kernel keeps an MR x NR tile of C in registers for
+// the whole KC loop: each C element is loaded and stored once per KC block instead of once per k.
+void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
+                 int64_t ldc, bool accumulate) {
+  packed_loops(M, N, K, A, B, C, ldc, accumulate, micro_kernel_portable);
+}
+
+namespace {
+// Below this many multiply-adds a product runs on the calling thread: waking a worker costs
+// microseconds, about as long as a 64 x 64 x 64 product takes in full.
+constexpr int64_t kParallelMinWork = int64_t{1} << 19;
+
+// One unit of threaded work: rows [m0, m1) and columns [n0, n1) of product `b` of a batch.
+struct Tile {
+  int64_t b, m0, m1, n0, n1;
+};
+
+// The static split: cut each product into row (or column) ranges, aligned to the register tile
+// so that every thread sees whole tiles, until there is a part per thread. Which element lands
+// in which part never changes its arithmetic (same KC blocks, same kernel), so the result is
+// bit-identical on 1, 2 or N threads.
+std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int64_t K, int threads) {
+  std::vector<Tile> tiles;
+  const int64_t work = batches * M * N * K;
+  int64_t parts_each = 1;
+  if (threads > 1 && work >= kParallelMinWork && batches < threads)
+    parts_each = (threads + batches - 1) / batches;
+  const bool by_rows = M / kMR >= N / kNR;
+  const int64_t unit = by_rows ? kMR : kNR, extent = by_rows ? M : N;
+  const int64_t units = (extent + unit - 1) / unit;
+  parts_each = std::max<int64_t>(1, std::min(parts_each, units));
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t p = 0; p < parts_each; ++p) {
+      const int64_t lo = std::min(extent, units * p / parts_each * unit);
+      const int64_t hi = std::min(extent, units * (p + 1) / parts_each * unit);
+      tiles.push_back(by_rows ? Tile{b, lo, hi, 0, N} : Tile{b, 0, M, lo, hi});
+    }
+  return tiles;
+}
+
+void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
+               int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate) {
+  const int64_t batches = static_cast<int64_t>(batch.c.size());
+  const int threads = num_threads();
+  const std::vector<Tile> tiles = split(batches, M, N, K, threads);
+  auto run = [&](const Tile& t) {
+    packed_loops(t.m1 - t.m0, t.n1 - t.n0, K,
+                 {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
+                 {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs},
+                 batch.c[t.b] + t.m0 * ldc + t.n0, ldc, accumulate, kFastKernel);
+  };
+  if (threads <= 1 || batches * M * N * K < kParallelMinWork) {
+    for (const Tile& t : tiles) run(t);
+    return;
+  }
+  // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
+  const int64_t n = static_cast<int64_t>(tiles.size());
+  const int64_t parts = std::min<int64_t>(threads, n);
+  parallel_for(parts, [&](int64_t p) {
+    for (int64_t i = n * p / parts; i < n * (p + 1) / parts; ++i) run(tiles[i]);
+  });
+}
+}  // namespace
+
+// ---- Step 5: threads. New: the SIMD micro-kernel, and the output cut into parts that the
+// thread pool computes side by side, each thread with its own packing buffers.
+void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+          bool accumulate) {
+  GemmBatch one{{A.p}, {B.p}, {C}};
+  run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate);
+}
+
+void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
+                  int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate) {
+  run_tiles(M, N, K, a_rs, a_cs, b_rs, b_cs, batch, ldc, accumulate);
+}
+
+const char* gemm_kernel_name() { return kFastKernelName; }
+
+}  // namespace qkv
