@@ -57,18 +57,22 @@ namespace {
 // plus 2 registers of B and 1 broadcast of A per step, well inside the 32 registers. Each step
 // of k does 12 FMAs for 8 loads, enough arithmetic per load to keep the FMA units busy.
 constexpr int64_t kMR = 6, kNR = 32;
-// The cache blocks: a KC x NR micro-panel of B (24 KiB) fits in L1, an MC x KC block of A
-// (144 KiB) in L2, and a KC x NC panel of B (3 MiB) in L3.
-constexpr int64_t kMC = 144, kKC = 192, kNC = 4096;
+// The cache blocks: an MC x KC block of A (144 KiB) stays in L2 (1 MiB per core here) while
+// the kernel streams KC x NR micro-panels of B (48 KiB) past it, and a KC x NC panel of B
+// (6 MiB) stays in L3. Chosen by measurement on the 2-core Zen 4 (bench/README.md): a larger
+// KC means fewer passes over C, which is what the big products are limited by.
+constexpr int64_t kMC = 96, kKC = 384, kNC = 4096;
 }  // namespace
 
-GemmBlocking gemm_blocking() { return {kMR, kNR, kMC, kKC, kNC}; }
+GemmBlocking gemm_blocking() {
+  return {kMR, kNR, kMC, kKC, kNC};
+}
 
 // ---- Step 3: cache blocking. New: the jc > pc > ic loops cut the problem into blocks that fit
 // the caches, so a block of A is reused from L2 for every column of the B panel, instead of
 // being streamed from memory N times. The arithmetic inside is step 2's.
-void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                  int64_t ldc, bool accumulate) {
+void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                  bool accumulate) {
   prepare_c(M, N, C, ldc, accumulate);
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
@@ -98,11 +102,10 @@ namespace {
 void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out) {
   for (int64_t p = 0; p < mc; p += kMR) {
     const int64_t rows = std::min(kMR, mc - p);
-    for (int64_t k = 0; k < kc; ++k) {
-      for (int64_t i = 0; i < rows; ++i) out[i] = A.at(p + i, k);
-      for (int64_t i = rows; i < kMR; ++i) out[i] = 0.0f;
-      out += kMR;
-    }
+    // Row by row, so a row-major A is read along its rows; zeros fill a short last panel.
+    for (int64_t i = 0; i < kMR; ++i)
+      for (int64_t k = 0; k < kc; ++k) out[k * kMR + i] = i < rows ? A.at(p + i, k) : 0.0f;
+    out += kc * kMR;
   }
 }
 
@@ -149,30 +152,40 @@ void micro_kernel_portable(int64_t kc, const float* a, const float* b, float* c,
 #if defined(__GNUC__) || defined(__clang__)
 // The SIMD micro-kernel, written with GCC/Clang vector extensions rather than intrinsics: a
 // `vec16` is 16 floats, one AVX-512 register (on narrower targets the compiler splits it).
-// The 12 accumulators are named values, so they stay in registers for the whole k loop, and
-// `acc += a * b` becomes one fused multiply-add (gemm.cpp is built with -ffp-contract=fast).
+// The 6 x 32 tile is twelve named accumulators, c[row][half], so the compiler keeps every one
+// in a register for the whole k loop (an array of them ends up on the stack), and
+// `c += a * b` becomes one fused multiply-add (gemm.cpp is built with -ffp-contract=fast).
 typedef float vec16 __attribute__((vector_size(64)));
-constexpr int64_t kNV = kNR / 16;  // registers per row of the tile
+static_assert(kMR == 6 && kNR == 32, "micro_kernel_simd is written for a 6 x 32 tile");
+
+[[gnu::always_inline]] inline vec16 broadcast(float x) {
+  return vec16{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+}
+// One row of the tile, one step of k: c0:c1 += A[i, k] * B[k, 0:32].
+[[gnu::always_inline]] inline void fma_row(vec16& c0, vec16& c1, float a, vec16 b0, vec16 b1) {
+  const vec16 av = broadcast(a);
+  c0 += av * b0;
+  c1 += av * b1;
+}
 
 void micro_kernel_simd(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                        bool add_to_c, int64_t m, int64_t n) {
-  vec16 acc[kMR][kNV] = {};
+  vec16 c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
   for (int64_t k = 0; k < kc; ++k, a += kMR, b += kNR) {
-    vec16 bv[kNV];
-#pragma GCC unroll 4
-    for (int64_t v = 0; v < kNV; ++v) bv[v] = *reinterpret_cast<const vec16*>(b + 16 * v);
-#pragma GCC unroll 8
-    for (int64_t i = 0; i < kMR; ++i) {
-      const vec16 ai = vec16{} + a[i];  // broadcast A[i, k] to all 16 lanes
-#pragma GCC unroll 4
-      for (int64_t v = 0; v < kNV; ++v) acc[i][v] += ai * bv[v];
-    }
+    const vec16 b0 = *reinterpret_cast<const vec16*>(b);  // packed B is 64-byte aligned
+    const vec16 b1 = *reinterpret_cast<const vec16*>(b + 16);
+    fma_row(c00, c01, a[0], b0, b1);
+    fma_row(c10, c11, a[1], b0, b1);
+    fma_row(c20, c21, a[2], b0, b1);
+    fma_row(c30, c31, a[3], b0, b1);
+    fma_row(c40, c41, a[4], b0, b1);
+    fma_row(c50, c51, a[5], b0, b1);
   }
+  const vec16 acc[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                             {c30, c31}, {c40, c41}, {c50, c51}};
   if (m == kMR && n == kNR) {  // a full tile: straight into C
-#pragma GCC unroll 8
     for (int64_t i = 0; i < kMR; ++i)
-#pragma GCC unroll 4
-      for (int64_t v = 0; v < kNV; ++v) {
+      for (int64_t v = 0; v < 2; ++v) {
         // C rows need not be 64-byte aligned: memcpy is the portable unaligned load/store.
         vec16 out = acc[i][v];
         if (add_to_c) {
@@ -185,8 +198,7 @@ void micro_kernel_simd(int64_t kc, const float* a, const float* b, float* c, int
     return;
   }
   alignas(64) float tile[kMR * kNR];  // an edge tile: through a buffer, same arithmetic
-  for (int64_t i = 0; i < kMR; ++i)
-    for (int64_t v = 0; v < kNV; ++v) *reinterpret_cast<vec16*>(tile + i * kNR + 16 * v) = acc[i][v];
+  std::memcpy(tile, acc, sizeof tile);
   store_tile(tile, c, ldc, add_to_c, m, n);
 }
 constexpr MicroKernel kFastKernel = micro_kernel_simd;
@@ -206,7 +218,7 @@ class PackBuffer {
   float* get(int64_t n) {
     if (n > size_) {
       release();
-      data_ = static_cast<float*>(::operator new(sizeof(float) * n, std::align_val_t{64}));
+      data_ = static_cast<float*>(::operator new (sizeof(float) * n, std::align_val_t{64}));
       size_ = n;
     }
     return data_;
@@ -214,7 +226,7 @@ class PackBuffer {
 
  private:
   void release() {
-    if (data_) ::operator delete(data_, std::align_val_t{64});
+    if (data_) ::operator delete (data_, std::align_val_t{64});
     data_ = nullptr;
     size_ = 0;
   }
@@ -223,8 +235,8 @@ class PackBuffer {
 };
 
 // The five-loop nest of steps 4 and 5, on one thread, with a given micro-kernel.
-void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                  int64_t ldc, bool accumulate, MicroKernel kernel) {
+void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                  bool accumulate, MicroKernel kernel) {
   if (M == 0 || N == 0) return;
   if (K == 0) return prepare_c(M, N, C, ldc, accumulate);
   thread_local PackBuffer a_buf, b_buf;
@@ -256,8 +268,8 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
 // ---- Step 4: packing and the register tile. New: blocks of A and panels of B are copied into
 // micro-panels (pack_a, pack_b), and a micro-kernel keeps an MR x NR tile of C in registers for
 // the whole KC loop: each C element is loaded and stored once per KC block instead of once per k.
-void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                 int64_t ldc, bool accumulate) {
+void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                 bool accumulate) {
   packed_loops(M, N, K, A, B, C, ldc, accumulate, micro_kernel_portable);
 }
 
@@ -300,10 +312,9 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   const int threads = num_threads();
   const std::vector<Tile> tiles = split(batches, M, N, K, threads);
   auto run = [&](const Tile& t) {
-    packed_loops(t.m1 - t.m0, t.n1 - t.n0, K,
-                 {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
-                 {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs},
-                 batch.c[t.b] + t.m0 * ldc + t.n0, ldc, accumulate, kFastKernel);
+    packed_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
+                 {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
+                 accumulate, kFastKernel);
   };
   if (threads <= 1 || batches * M * N * K < kParallelMinWork) {
     for (const Tile& t : tiles) run(t);
@@ -331,6 +342,8 @@ void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, i
   run_tiles(M, N, K, a_rs, a_cs, b_rs, b_cs, batch, ldc, accumulate);
 }
 
-const char* gemm_kernel_name() { return kFastKernelName; }
+const char* gemm_kernel_name() {
+  return kFastKernelName;
+}
 
 }  // namespace qkv

@@ -29,10 +29,10 @@ void gemm_naive(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float
                 bool accumulate);  // step 1: three loops, a dot product per output
 void gemm_loop_order(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
                      int64_t ldc, bool accumulate);  // step 2: i-k-j, unit-stride inner loop
-void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                  int64_t ldc, bool accumulate);  // step 3: MC x KC x NC cache blocks
-void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                 int64_t ldc, bool accumulate);  // step 4: packed panels, portable micro-kernel
+void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                  bool accumulate);  // step 3: MC x KC x NC cache blocks
+void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                 bool accumulate);  // step 4: packed panels, portable micro-kernel
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate);  // step 5: SIMD micro-kernel and threads (production)
 

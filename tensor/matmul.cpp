@@ -63,8 +63,8 @@ void run(const Operands& o, float* c, bool accumulate) {
     batch.b.push_back(pb + ob);
     batch.c.push_back(c + t * o.M * o.N);
   }
-  gemm_batched(o.M, o.N, o.K, o.a.stride(-2), o.a.stride(-1), o.b.stride(-2), o.b.stride(-1),
-               batch, o.N, accumulate);
+  gemm_batched(o.M, o.N, o.K, o.a.stride(-2), o.a.stride(-1), o.b.stride(-2), o.b.stride(-1), batch,
+               o.N, accumulate);
 }
 
 }  // namespace

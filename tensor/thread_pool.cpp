@@ -40,7 +40,10 @@ class Pool {
     stop_workers();
     size_ = n;
     stopping_ = false;
-    for (int t = 1; t < n; ++t) workers_.emplace_back([this, t] { work(t); });
+    // New workers start from the current job count, so they wait for the next job instead of
+    // mistaking the last finished one for new work.
+    const uint64_t current = generation_;
+    for (int t = 1; t < n; ++t) workers_.emplace_back([this, t, current] { work(t, current); });
   }
 
   void run(int64_t parts, const std::function<void(int64_t)>& fn) {
@@ -79,8 +82,7 @@ class Pool {
     inside_parallel_region = false;
   }
 
-  void work(int t) {
-    uint64_t seen = 0;
+  void work(int t, uint64_t seen) {
     while (true) {
       {
         std::unique_lock<std::mutex> g(m_);
@@ -124,8 +126,14 @@ Pool& pool() {
 
 }  // namespace
 
-int num_threads() { return pool().size(); }
-void set_num_threads(int n) { pool().resize(n); }
-void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn) { pool().run(parts, fn); }
+int num_threads() {
+  return pool().size();
+}
+void set_num_threads(int n) {
+  pool().resize(n);
+}
+void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn) {
+  pool().run(parts, fn);
+}
 
 }  // namespace qkv

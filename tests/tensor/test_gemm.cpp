@@ -1,0 +1,144 @@
+// test_gemm.cpp: every step of the GEMM ladder, and the production path, held to the naive
+// oracle on awkward shapes, through transposed operands, with accumulation, and bit-identical
+// on 1, 2 and 3 threads.
+#include <cmath>
+
+#include "tests/testing.h"
+
+namespace qkv {
+namespace {
+
+struct Step {
+  const char* name;
+  GemmFn fn;
+};
+const std::vector<Step> kSteps = {{"loop_order", gemm_loop_order},
+                                  {"blocked", gemm_blocked},
+                                  {"packed", gemm_packed},
+                                  {"production", gemm}};
+
+struct Dims {
+  int64_t M, N, K;
+};
+// 1, 7, 33, 129, 257 and friends: none a multiple of MR = 6, NR = 32, MC = 96 or KC = 384,
+// plus K = 1, empty products and a K that crosses a KC block boundary.
+const std::vector<Dims> kDims = {{1, 1, 1},     {7, 33, 129}, {33, 7, 1},    {129, 257, 33},
+                                 {257, 129, 7}, {6, 32, 384}, {97, 65, 385}, {0, 5, 3},
+                                 {5, 0, 3},     {5, 3, 0},    {1, 300, 800}, {200, 1, 17}};
+
+// Operands as (rows, cols) data with the given layout: transposed ones are stored K-major.
+struct Operand {
+  std::vector<float> data;
+  MatrixRef ref;
+};
+Operand make(int64_t rows, int64_t cols, bool transposed, uint64_t seed) {
+  Generator g(seed);
+  Tensor t = randn({std::max<int64_t>(rows * cols, 1)}, &g);
+  Operand o{t.to_vector(), {}};
+  o.ref = transposed ? MatrixRef{o.data.data(), 1, rows} : MatrixRef{o.data.data(), cols, 1};
+  return o;
+}
+
+class Ladder : public ::testing::TestWithParam<std::tuple<Step, Dims>> {};
+
+TEST_P(Ladder, MatchesTheNaiveOracleInEveryLayout) {
+  const auto& [step, d] = GetParam();
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (bool accumulate : {false, true}) {
+        Operand a = make(d.M, d.K, ta, 1), b = make(d.K, d.N, tb, 2);
+        const int64_t ldc = d.N + 3;  // C with a leading dimension wider than N
+        Generator g(3);
+        std::vector<float> start = randn({std::max<int64_t>(d.M * ldc, 1)}, &g).to_vector();
+        std::vector<float> c = start, expected = start;
+        step.fn(d.M, d.N, d.K, a.ref, b.ref, c.data(), ldc, accumulate);
+        gemm_naive(d.M, d.N, d.K, a.ref, b.ref, expected.data(), ldc, accumulate);
+        // Float sums in a different order differ by rounding: about K * eps * |terms|.
+        const double tol = 1e-5 * (d.K + 1) * 4;
+        EXPECT_TRUE(testing::values_near(std::vector<double>(c.begin(), c.end()),
+                                         std::vector<double>(expected.begin(), expected.end()), tol,
+                                         1e-5))
+            << step.name << " M=" << d.M << " N=" << d.N << " K=" << d.K << " ta=" << ta
+            << " tb=" << tb << " accumulate=" << accumulate;
+        // Columns past N (the padding of ldc) are never touched.
+        for (int64_t i = 0; i < d.M; ++i)
+          for (int64_t j = d.N; j < ldc; ++j)
+            ASSERT_EQ(c[i * ldc + j], start[i * ldc + j]) << step.name << " wrote past N";
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(StepsTimesShapes, Ladder,
+                         ::testing::Combine(::testing::ValuesIn(kSteps),
+                                            ::testing::ValuesIn(kDims)),
+                         [](const auto& info) {
+                           const Dims& d = std::get<1>(info.param);
+                           return std::string(std::get<0>(info.param).name) + "_" +
+                                  std::to_string(d.M) + "x" + std::to_string(d.N) + "x" +
+                                  std::to_string(d.K);
+                         });
+
+// The thread count changes who computes which tile, never how: bit-identical results.
+TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
+  const int before = num_threads();
+  for (Dims d : {Dims{257, 129, 385}, Dims{64, 1000, 50}, Dims{1000, 40, 70}}) {
+    Operand a = make(d.M, d.K, false, 4), b = make(d.K, d.N, true, 5);
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2, 3}) {
+      set_num_threads(threads);
+      std::vector<float> c(d.M * d.N);
+      gemm(d.M, d.N, d.K, a.ref, b.ref, c.data(), d.N, false);
+      results.push_back(c);
+    }
+    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, M=" << d.M;
+    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, M=" << d.M;
+  }
+  // Batched matmul too (the attention shapes split over batches, not rows).
+  Generator g(6);
+  Tensor q = randn({6, 40, 8}, &g), k = randn({6, 40, 8}, &g);
+  std::vector<Tensor> outs;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    outs.push_back(raw::matmul(q, raw::transpose(k, -2, -1)));
+  }
+  EXPECT_TRUE(testing::tensor_equal(outs[0], outs[1]));
+  EXPECT_TRUE(testing::tensor_equal(outs[0], outs[2]));
+  set_num_threads(before);
+}
+
+TEST(GemmThreads, PoolRunsEveryPartOnceAndRethrows) {
+  const int before = num_threads();
+  set_num_threads(3);
+  std::vector<int> hits(10, 0);
+  parallel_for(10, [&](int64_t p) { hits[p] += 1; });
+  EXPECT_EQ(hits, std::vector<int>(10, 1));
+  EXPECT_THROW(parallel_for(4,
+                            [](int64_t p) {
+                              if (p == 2) throw Error("boom");
+                            }),
+               Error);
+  // Nested calls run serially instead of deadlocking.
+  int inner = 0;
+  parallel_for(2, [&](int64_t p) {
+    if (p == 0) parallel_for(3, [&](int64_t) { ++inner; });
+  });
+  EXPECT_EQ(inner, 3);
+  set_num_threads(before);
+  EXPECT_TRUE(testing::throws_error([] { set_num_threads(0); }, {"set_num_threads", "got 0"}));
+}
+
+TEST(MatmulOut, AccumulatesIntoAnExistingTensor) {
+  Tensor a = tensor({{1, 2}, {3, 4}}), b = tensor({{1, 0}, {0, 1}});
+  Tensor out = ones({2, 2});
+  raw::matmul_out(a, b, out, true);  // out += a @ I
+  EXPECT_TRUE(testing::tensor_near(out, {2, 2}, {2, 3, 4, 5}, 0));
+  raw::matmul_out(a, b, out, false);  // out = a @ I
+  EXPECT_TRUE(testing::tensor_near(out, {2, 2}, {1, 2, 3, 4}, 0));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        raw::matmul_out(a, b, zeros({3, 2}));
+      },
+      {"matmul_out", "(2, 2)", "(3, 2)"}));
+}
+
+}  // namespace
+}  // namespace qkv
