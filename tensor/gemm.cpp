@@ -102,9 +102,14 @@ namespace {
 void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out) {
   for (int64_t p = 0; p < mc; p += kMR) {
     const int64_t rows = std::min(kMR, mc - p);
-    // Row by row, so a row-major A is read along its rows; zeros fill a short last panel.
-    for (int64_t i = 0; i < kMR; ++i)
-      for (int64_t k = 0; k < kc; ++k) out[k * kMR + i] = i < rows ? A.at(p + i, k) : 0.0f;
+    // k outer, i inner: the kernel's order. A full panel needs no edge test in the loop.
+    if (rows == kMR) {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int64_t i = 0; i < kMR; ++i) out[k * kMR + i] = A.at(p + i, k);
+    } else {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int64_t i = 0; i < kMR; ++i) out[k * kMR + i] = i < rows ? A.at(p + i, k) : 0.0f;
+    }
     out += kc * kMR;
   }
 }
@@ -310,16 +315,18 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
                int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate) {
   const int64_t batches = static_cast<int64_t>(batch.c.size());
   const int threads = num_threads();
+  if (threads <= 1 || batches * M * N * K < kParallelMinWork) {  // small: no split, no wake-ups
+    for (int64_t b = 0; b < batches; ++b)
+      packed_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
+                   accumulate, kFastKernel);
+    return;
+  }
   const std::vector<Tile> tiles = split(batches, M, N, K, threads);
   auto run = [&](const Tile& t) {
     packed_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
                  {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
                  accumulate, kFastKernel);
   };
-  if (threads <= 1 || batches * M * N * K < kParallelMinWork) {
-    for (const Tile& t : tiles) run(t);
-    return;
-  }
   // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
   const int64_t n = static_cast<int64_t>(tiles.size());
   const int64_t parts = std::min<int64_t>(threads, n);
@@ -333,6 +340,8 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
 // thread pool computes side by side, each thread with its own packing buffers.
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate) {
+  if (num_threads() <= 1 || M * N * K < kParallelMinWork)
+    return packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel);
   GemmBatch one{{A.p}, {B.p}, {C}};
   run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate);
 }
