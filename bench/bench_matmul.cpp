@@ -133,22 +133,27 @@ BENCHMARK(BM_Ladder<gemm>)->Name("BM_Ladder/5_threads")->UseRealTime();
 
 // The machine's FP32 FMA peak: independent chains of fused multiply-adds on 16-float vectors,
 // on 1 or 2 threads at once. No kernel can beat it; %-of-peak figures divide by it.
-#if defined(__GNUC__) || defined(__clang__)
-typedef float vec16 __attribute__((vector_size(64)));
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__AVX512F__) || defined(__AVX2__))
+#if defined(__AVX512F__)
+constexpr int kLanes = 16;  // one AVX-512 register
+#else
+constexpr int kLanes = 8;  // one AVX2 register
+#endif
+typedef float vec __attribute__((vector_size(4 * kLanes)));
 double fma_chains(int64_t iters) {
   constexpr int kChains = 24;  // enough independent chains to hide the FMA latency
-  vec16 acc[kChains];
-  vec16 a = vec16{} + 0.999f, b = vec16{} + 0.001f;
-  for (int i = 0; i < kChains; ++i) acc[i] = vec16{} + float(i);
+  vec acc[kChains];
+  vec a = vec{} + 0.999f, b = vec{} + 0.001f;
+  for (int i = 0; i < kChains; ++i) acc[i] = vec{} + float(i);
   for (int64_t it = 0; it < iters; ++it) {
 #pragma GCC unroll 24
     for (int i = 0; i < kChains; ++i) acc[i] = acc[i] * a + b;
-    asm volatile("" : "+v"(a));
+    asm volatile("" : "+x"(a));  // `a` is opaque: the loop cannot be folded away
   }
   float s = 0;
   for (int i = 0; i < kChains; ++i) s += acc[i][0];
   benchmark::DoNotOptimize(s);
-  return 2.0 * kChains * 16 * iters;
+  return 2.0 * kChains * kLanes * iters;
 }
 void BM_FmaPeak(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));

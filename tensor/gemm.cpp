@@ -154,9 +154,11 @@ void micro_kernel_portable(int64_t kc, const float* a, const float* b, float* c,
   store_tile(acc, c, ldc, add_to_c, m, n);
 }
 
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__)
 // The SIMD micro-kernel, written with GCC/Clang vector extensions rather than intrinsics: a
-// `vec16` is 16 floats, one AVX-512 register (on narrower targets the compiler splits it).
+// `vec16` is 16 floats, one AVX-512 register. It is built where the target has AVX-512 (the
+// default -march=native build on this project's machines); elsewhere the portable kernel,
+// which compilers vectorise well too (bench/README.md, ladder step 4), is the production one.
 // The 6 x 32 tile is twelve named accumulators, c[row][half], so the compiler keeps every one
 // in a register for the whole k loop (an array of them ends up on the stack), and
 // `c += a * b` becomes one fused multiply-add (gemm.cpp is built with -ffp-contract=fast).
