@@ -294,12 +294,10 @@ struct Tile {
 // so that every thread sees whole tiles, until there is a part per thread. Which element lands
 // in which part never changes its arithmetic (same KC blocks, same kernel), so the result is
 // bit-identical on 1, 2 or N threads.
-std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int64_t K, int threads) {
+std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads) {
   std::vector<Tile> tiles;
-  const int64_t work = batches * M * N * K;
-  int64_t parts_each = 1;
-  if (threads > 1 && work >= kParallelMinWork && batches < threads)
-    parts_each = (threads + batches - 1) / batches;
+  // Enough batches to go round: whole products per thread. Else cut each product into parts.
+  int64_t parts_each = batches < threads ? (threads + batches - 1) / batches : 1;
   const bool by_rows = M / kMR >= N / kNR;
   const int64_t unit = by_rows ? kMR : kNR, extent = by_rows ? M : N;
   const int64_t units = (extent + unit - 1) / unit;
@@ -323,7 +321,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
                    accumulate, kFastKernel);
     return;
   }
-  const std::vector<Tile> tiles = split(batches, M, N, K, threads);
+  const std::vector<Tile> tiles = split(batches, M, N, threads);
   auto run = [&](const Tile& t) {
     packed_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
                  {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,

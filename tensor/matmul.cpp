@@ -83,6 +83,10 @@ void matmul_out(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
         out.defined() && !out.is_contiguous() ? " (not contiguous)" : "");
   check(out.shape() == o.out_shape, "matmul_out", "an output of shape ", o.out_shape, ", got ",
         out.shape());
+  // The GEMM writes C while it still reads A and B: an output that overlaps an input would
+  // read half-written numbers.
+  check(!out.shares_storage(a) && !out.shares_storage(b), "matmul_out",
+        "an output that does not share storage with an input, got one that does");
   run(o, out.data_ptr(), accumulate);
 }
 

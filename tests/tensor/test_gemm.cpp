@@ -138,6 +138,8 @@ TEST(MatmulOut, AccumulatesIntoAnExistingTensor) {
         raw::matmul_out(a, b, zeros({3, 2}));
       },
       {"matmul_out", "(2, 2)", "(3, 2)"}));
+  EXPECT_TRUE(
+      testing::throws_error([&] { raw::matmul_out(a, b, a); }, {"matmul_out", "share storage"}));
 }
 
 }  // namespace
