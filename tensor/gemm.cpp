@@ -284,6 +284,9 @@ namespace {
 // Below this many multiply-adds a product runs on the calling thread: waking a worker costs
 // microseconds, about as long as a 64 x 64 x 64 product takes in full.
 constexpr int64_t kParallelMinWork = int64_t{1} << 19;
+bool runs_serially(int64_t multiply_adds) {
+  return num_threads() <= 1 || multiply_adds < kParallelMinWork;
+}
 
 // One unit of threaded work: rows [m0, m1) and columns [n0, n1) of product `b` of a batch.
 struct Tile {
@@ -315,7 +318,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
                int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate) {
   const int64_t batches = static_cast<int64_t>(batch.c.size());
   const int threads = num_threads();
-  if (threads <= 1 || batches * M * N * K < kParallelMinWork) {  // small: no split, no wake-ups
+  if (runs_serially(batches * M * N * K)) {  // small: no split, no wake-ups
     for (int64_t b = 0; b < batches; ++b)
       packed_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
                    accumulate, kFastKernel);
@@ -340,7 +343,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
 // thread pool computes side by side, each thread with its own packing buffers.
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate) {
-  if (num_threads() <= 1 || M * N * K < kParallelMinWork)
+  if (runs_serially(M * N * K))  // without building a one-product batch
     return packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel);
   GemmBatch one{{A.p}, {B.p}, {C}};
   run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate);

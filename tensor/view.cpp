@@ -276,11 +276,13 @@ void copy_(const Tensor& dst, const Tensor& src) {
 }
 
 void fill_(const Tensor& dst, double value) {
-  Tensor one = Tensor::empty({}, Dtype::float32);
-  *one.data_ptr<float>() = static_cast<float>(value);
-  if (dst.dtype() == Dtype::int64) {  // keep large integers exact
-    one = Tensor::empty({}, Dtype::int64);
+  // The value as a 0-d tensor that copy_ broadcasts; int64 keeps large integers exact.
+  const bool ints = dst.dtype() == Dtype::int64;
+  Tensor one = Tensor::empty({}, ints ? Dtype::int64 : Dtype::float32);
+  if (ints) {
     *one.data_ptr<int64_t>() = static_cast<int64_t>(value);
+  } else {
+    *one.data_ptr<float>() = static_cast<float>(value);
   }
   copy_(dst, one);
 }
