@@ -132,9 +132,11 @@ void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out) {
 
 // A micro-kernel computes one MR x NR tile of A_panel @ B_panel over kc steps into registers,
 // then adds it to C (or stores it, for the first KC block when not accumulating). `c` points at
-// the tile's top-left element; only the top-left m x n of it is inside C.
-using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                             bool add_to_c, int64_t m, int64_t n);
+// the tile's top-left element; only the top-left m x n of it is inside C. A[i, k] is read at
+// a[i * a_rs + k * a_ks]: a packed panel has a_rs = 1, a_ks = MR; step 5 also hands the kernel
+// rows of a row-major A in place (a_rs = lda, a_ks = 1). B is always a packed micro-panel.
+using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                             float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n);
 
 // Writes a computed tile into C: all of it, or its in-range corner at an edge.
 void store_tile(const float* tile, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n) {
@@ -145,12 +147,12 @@ void store_tile(const float* tile, float* c, int64_t ldc, bool add_to_c, int64_t
 
 // The portable micro-kernel: plain C++ that any compiler builds. The accumulators are a small
 // array that the optimiser may keep in registers; it is the reference for the SIMD kernel.
-void micro_kernel_portable(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                           bool add_to_c, int64_t m, int64_t n) {
+void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                           float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n) {
   float acc[kMR * kNR] = {};
-  for (int64_t k = 0; k < kc; ++k, a += kMR, b += kNR)
+  for (int64_t k = 0; k < kc; ++k, a += a_ks, b += kNR)
     for (int64_t i = 0; i < kMR; ++i)
-      for (int64_t j = 0; j < kNR; ++j) acc[i * kNR + j] += a[i] * b[j];
+      for (int64_t j = 0; j < kNR; ++j) acc[i * kNR + j] += a[i * a_rs] * b[j];
   store_tile(acc, c, ldc, add_to_c, m, n);
 }
 
@@ -175,18 +177,19 @@ static_assert(kMR == 6 && kNR == 32, "micro_kernel_simd is written for a 6 x 32 
   c1 += av * b1;
 }
 
-void micro_kernel_simd(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                       bool add_to_c, int64_t m, int64_t n) {
+void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                       float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n) {
   vec16 c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
-  for (int64_t k = 0; k < kc; ++k, a += kMR, b += kNR) {
+  const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
+  for (int64_t k = 0; k < kc; ++k, a += a_ks, b += kNR) {
     const vec16 b0 = *reinterpret_cast<const vec16*>(b);  // packed B is 64-byte aligned
     const vec16 b1 = *reinterpret_cast<const vec16*>(b + 16);
     fma_row(c00, c01, a[0], b0, b1);
-    fma_row(c10, c11, a[1], b0, b1);
-    fma_row(c20, c21, a[2], b0, b1);
-    fma_row(c30, c31, a[3], b0, b1);
-    fma_row(c40, c41, a[4], b0, b1);
-    fma_row(c50, c51, a[5], b0, b1);
+    fma_row(c10, c11, a[r1], b0, b1);
+    fma_row(c20, c21, a[r2], b0, b1);
+    fma_row(c30, c31, a[r3], b0, b1);
+    fma_row(c40, c41, a[r4], b0, b1);
+    fma_row(c50, c51, a[r5], b0, b1);
   }
   const vec16 acc[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21},
                              {c30, c31}, {c40, c41}, {c50, c51}};
@@ -241,11 +244,14 @@ class PackBuffer {
   int64_t size_ = 0;
 };
 
-// The five-loop nest of steps 4 and 5, on one thread, with a given micro-kernel.
+// The five-loop nest of steps 4 and 5, on one thread, with a given micro-kernel. With
+// `a_in_place`, full MR-row panels of a row-major A are read where they lie instead of being
+// packed (the kernel takes A's strides); only a short last panel is packed, for its zero rows.
 void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                  bool accumulate, MicroKernel kernel) {
+                  bool accumulate, MicroKernel kernel, bool a_in_place) {
   if (M == 0 || N == 0) return;
   if (K == 0) return prepare_c(M, N, C, ldc, accumulate);
+  a_in_place = a_in_place && A.col_stride == 1;
   thread_local PackBuffer a_buf, b_buf;
   const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
   const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
@@ -259,12 +265,20 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
       pack_b(kc, nc, {B.p + pc * B.row_stride + jc * B.col_stride, B.row_stride, B.col_stride}, bp);
       for (int64_t ic = 0; ic < M; ic += kMC) {
         const int64_t mc = std::min(kMC, M - ic);
-        pack_a(mc, kc, {A.p + ic * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
-               ap);
+        const float* a_block = A.p + ic * A.row_stride + pc * A.col_stride;
+        // Rows [0, packed_from) are read in place; rows from there on are packed into ap.
+        const int64_t packed_from = a_in_place ? mc / kMR * kMR : 0;
+        if (packed_from < mc)
+          pack_a(mc - packed_from, kc,
+                 {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap);
         for (int64_t jr = 0; jr < nc; jr += kNR)
-          for (int64_t ir = 0; ir < mc; ir += kMR)
-            kernel(kc, ap + ir * kc, bp + jr * kc, C + (ic + ir) * ldc + jc + jr, ldc, add,
-                   std::min(kMR, mc - ir), std::min(kNR, nc - jr));
+          for (int64_t ir = 0; ir < mc; ir += kMR) {
+            const bool in_place = ir < packed_from;
+            kernel(kc, in_place ? a_block + ir * A.row_stride : ap + (ir - packed_from) * kc,
+                   in_place ? A.row_stride : 1, in_place ? 1 : kMR, bp + jr * kc,
+                   C + (ic + ir) * ldc + jc + jr, ldc, add, std::min(kMR, mc - ir),
+                   std::min(kNR, nc - jr));
+          }
       }
     }
   }
@@ -277,7 +291,7 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
 // the whole KC loop: each C element is loaded and stored once per KC block instead of once per k.
 void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                  bool accumulate) {
-  packed_loops(M, N, K, A, B, C, ldc, accumulate, micro_kernel_portable);
+  packed_loops(M, N, K, A, B, C, ldc, accumulate, micro_kernel_portable, false);
 }
 
 namespace {
@@ -321,14 +335,14 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   if (runs_serially(batches * M * N * K)) {  // small: no split, no wake-ups
     for (int64_t b = 0; b < batches; ++b)
       packed_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
-                   accumulate, kFastKernel);
+                   accumulate, kFastKernel, true);
     return;
   }
   const std::vector<Tile> tiles = split(batches, M, N, threads);
   auto run = [&](const Tile& t) {
     packed_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
                  {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
-                 accumulate, kFastKernel);
+                 accumulate, kFastKernel, true);
   };
   // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
   const int64_t n = static_cast<int64_t>(tiles.size());
@@ -344,7 +358,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate) {
   if (runs_serially(M * N * K))  // without building a one-product batch
-    return packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel);
+    return packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel, true);
   GemmBatch one{{A.p}, {B.p}, {C}};
   run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate);
 }
