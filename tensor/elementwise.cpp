@@ -183,6 +183,23 @@ Tensor gelu(const Tensor& a, GeluApproximation approximate) {
   constexpr float kAlpha = 0.7071067811865476f;  // 1 / sqrt(2)
   return map_unary(a, "gelu", [](float x) { return 0.5f * x * (1.0f + std::erf(x * kAlpha)); });
 }
+Tensor sign(const Tensor& a) {
+  return map_unary(a, "sign", [](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); });
+}
+Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate) {
+  if (approximate == GeluApproximation::tanh) {
+    constexpr float kBeta = 0.7978845608028654f, kKappa = 0.044715f;
+    return map_unary(a, "gelu_derivative", [](float x) {
+      const float t = std::tanh(kBeta * (x + kKappa * x * x * x));
+      return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kBeta * (1.0f + 3.0f * kKappa * x * x);
+    });
+  }
+  constexpr float kAlpha = 0.7071067811865476f;       // 1 / sqrt(2)
+  constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
+  return map_unary(a, "gelu_derivative", [](float x) {
+    return 0.5f * (1.0f + std::erf(x * kAlpha)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+  });
+}
 Tensor clamp(const Tensor& a, std::optional<float> min, std::optional<float> max) {
   check(!min || !max || *min <= *max, "clamp", "min <= max, got min ", min.value_or(0), " and max ",
         max.value_or(0));

@@ -13,6 +13,8 @@
 namespace qkv {
 // The broadcast shape of a and b, or a qkv::Error naming `op` and both shapes.
 Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op = "broadcast");
+// Which GELU (see raw::gelu): the exact erf form, or GPT-2's tanh approximation.
+enum class GeluApproximation { none, tanh };
 }  // namespace qkv
 
 namespace qkv::raw {
@@ -42,9 +44,12 @@ Tensor sigmoid(const Tensor& a);  // 1 / (1 + e^-x)
 Tensor relu(const Tensor& a);     // max(x, 0); NaN stays NaN
 // gelu: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); the tanh form is GPT-2's approximation
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-enum class GeluApproximation { none, tanh };
 Tensor gelu(const Tensor& a, GeluApproximation approximate = GeluApproximation::none);
 Tensor clamp(const Tensor& a, std::optional<float> min, std::optional<float> max);
+Tensor sign(const Tensor& a);  // -1, 0 or 1 (NaN stays NaN)
+// d gelu(x) / dx, pointwise: Phi(x) + x phi(x) for the erf form (phi the normal density), and
+// the derivative of the tanh formula for the tanh form. Used by gelu's backward.
+Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate = GeluApproximation::none);
 
 // Comparisons give bool masks.
 Tensor eq(const Tensor& a, const Tensor& b);

@@ -109,6 +109,7 @@ void normal_fill_16(float* d, float mean, float std) {
 
 void uniform_(const Tensor& t, double from, double to, Generator* gen) {
   check_float(t, "uniform_");
+  t.impl().storage->bump_version();
   check(from <= to, "uniform_", "from <= to, got from ", from, " and to ", to);
   Generator& g = pick(gen);
   const float lo = static_cast<float>(from), hi = static_cast<float>(to);
@@ -123,6 +124,7 @@ void uniform_(const Tensor& t, double from, double to, Generator* gen) {
 
 void normal_(const Tensor& t, double mean, double std, Generator* gen) {
   check_float(t, "normal_");
+  t.impl().storage->bump_version();
   check(std >= 0.0, "normal_", "std >= 0, got ", std);
   Generator& g = pick(gen);
   const int64_t n = t.numel();

@@ -52,10 +52,17 @@ class Storage {
   Storage& operator=(const Storage&) = delete;
   std::byte* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
+  // Counts in-place writes (copy_, fill_, uniform_, normal_, and the autograd floor's in-place
+  // ops). Autograd remembers the count when it saves a tensor for backward, so a tensor changed
+  // in place afterwards is caught instead of silently giving wrong gradients. Writes through
+  // at() or data_ptr() are not counted.
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
 
  private:
   std::byte* data_;
   size_t nbytes_;
+  uint64_t version_ = 0;
 };
 
 struct AutogradMeta;  // defined in autograd/; opaque on this floor

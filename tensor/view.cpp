@@ -249,6 +249,7 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index) {
 
 void copy_(const Tensor& dst, const Tensor& src) {
   const Tensor s = expand(src, dst.shape());  // broadcasting src; throws on a mismatch
+  dst.impl().storage->bump_version();
   if (s.dtype() == dst.dtype()) {
     switch (element_size(dst.dtype())) {
       case 1:

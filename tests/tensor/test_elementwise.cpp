@@ -104,7 +104,7 @@ const std::vector<UnaryOp> kUnary = {
     {"relu", raw::relu, [](double x) { return x > 0 ? x : 0.0; }},
     {"gelu", [](const Tensor& t) { return raw::gelu(t); },
      [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
-    {"gelu_tanh", [](const Tensor& t) { return raw::gelu(t, raw::GeluApproximation::tanh); },
+    {"gelu_tanh", [](const Tensor& t) { return raw::gelu(t, GeluApproximation::tanh); },
      [](double x) {
        return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
      }},

@@ -1,0 +1,107 @@
+// ops.h: the differentiable operations, under PyTorch's names.
+//
+// Each one computes with the raw kernel of the tensor floor and, when an input requires grad,
+// records a Node whose backward is written right under the forward in the .cpp files:
+//   ops_elementwise.cpp  arithmetic, activations, masks
+//   ops_reduce.cpp       reductions, softmax, log_softmax, cross_entropy
+//   ops_view.cpp         views, joins, index_select, embedding
+//   ops_matmul.cpp       matmul
+// With no input requiring grad (or inside a NoGradGuard) they cost what the raw kernel costs.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "autograd/engine.h"
+#include "tensor/elementwise.h"
+#include "tensor/reduce.h"
+
+namespace qkv {
+
+// ---- elementwise (broadcasting) ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& exponent);
+Tensor add(const Tensor& a, float b);
+Tensor sub(const Tensor& a, float b);
+Tensor sub(float a, const Tensor& b);
+Tensor mul(const Tensor& a, float b);
+Tensor div(const Tensor& a, float b);
+Tensor div(float a, const Tensor& b);
+Tensor pow(const Tensor& a, float exponent);
+Tensor neg(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
+Tensor relu(const Tensor& a);
+Tensor gelu(const Tensor& a, GeluApproximation approximate = GeluApproximation::none);
+Tensor clamp(const Tensor& a, std::optional<float> min, std::optional<float> max);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor masked_fill(const Tensor& a, const Tensor& mask, float value);
+Tensor tril(const Tensor& a, int64_t diagonal = 0);
+Tensor triu(const Tensor& a, int64_t diagonal = 0);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, float b);
+Tensor operator+(float a, const Tensor& b);
+Tensor operator-(const Tensor& a, float b);
+Tensor operator-(float a, const Tensor& b);
+Tensor operator*(const Tensor& a, float b);
+Tensor operator*(float a, const Tensor& b);
+Tensor operator/(const Tensor& a, float b);
+Tensor operator/(float a, const Tensor& b);
+
+// ---- reductions, softmax, losses ----
+Tensor sum(const Tensor& a);
+Tensor sum(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim = false);
+Tensor mean(const Tensor& a);
+Tensor mean(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor var(const Tensor& a, int64_t dim, bool keepdim = false, int64_t correction = 1);
+Tensor max(const Tensor& a);  // every element; ties share the gradient equally, as torch
+Tensor min(const Tensor& a);
+raw::ValuesIndices max(const Tensor& a, int64_t dim, bool keepdim = false);
+raw::ValuesIndices min(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor softmax(const Tensor& a, int64_t dim);
+Tensor log_softmax(const Tensor& a, int64_t dim);
+// cross_entropy: mean over the targets that are not ignore_index of
+// -log_softmax(logits)[target]. logits (N, V), targets (N,) int64.
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);
+
+// ---- views and joins (gradients flow back to the base) ----
+Tensor view(const Tensor& a, const Shape& shape);
+Tensor reshape(const Tensor& a, const Shape& shape);
+Tensor flatten(const Tensor& a, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor transpose(const Tensor& a, int64_t dim0, int64_t dim1);
+Tensor permute(const Tensor& a, const std::vector<int64_t>& dims);
+Tensor unsqueeze(const Tensor& a, int64_t dim);
+Tensor squeeze(const Tensor& a);
+Tensor squeeze(const Tensor& a, int64_t dim);
+Tensor expand(const Tensor& a, const Shape& shape);
+Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length);
+Tensor slice(const Tensor& a, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor select(const Tensor& a, int64_t dim, int64_t index);
+Tensor contiguous(const Tensor& a);
+Tensor clone(const Tensor& a);
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim = 0);
+Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index);
+Tensor embedding(const Tensor& weight, const Tensor& ids);
+
+// ---- matmul ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+}  // namespace qkv
