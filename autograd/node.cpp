@@ -44,10 +44,8 @@ Node::~Node() {
   }
 }
 
-SavedTensor::SavedTensor(const Tensor& t) {
-  if (!t.defined()) return;
-  data_ = Tensor::make_view(t, t.shape(), t.strides(), t.storage_offset());  // no history
-  version_ = t.impl().storage->version();
+SavedTensor::SavedTensor(const Tensor& t) : data_(t) {
+  if (t.defined()) version_ = t.impl().storage->version();
 }
 
 const Tensor& SavedTensor::get() const {
@@ -103,13 +101,10 @@ Tensor record(const char* name, const Tensor& out, const std::vector<Tensor>& in
     }
     node->next.push_back(std::move(e));
   }
-  // A raw op's result is normally a fresh tensor that can carry the history itself; when it is
-  // one of the inputs handed back (contiguous() of a contiguous tensor), wrap it in a new handle.
-  bool aliases_input = false;
-  for (const Tensor& in : inputs) aliases_input = aliases_input || in.impl_ptr() == out.impl_ptr();
-  Tensor result = aliases_input
-                      ? Tensor::make_view(out, out.shape(), out.strides(), out.storage_offset())
-                      : out;
+  // The result is a new handle on the raw output, and only it carries the history. An op may
+  // have saved the raw output itself (exp saves its result): that handle stays history-free,
+  // so the Node never owns, through it, the tensor that owns the Node.
+  Tensor result = Tensor::make_view(out, out.shape(), out.strides(), out.storage_offset());
   auto meta = std::make_shared<AutogradMeta>();
   meta->requires_grad = true;
   meta->grad_fn = node;

@@ -54,8 +54,10 @@ struct Node {
   std::function<Grads(const Tensor& dout)> backward;
 };
 
-// A tensor kept for backward: its data without its history (no cycle), and the storage's
-// version at the time, so get() can refuse a tensor that was changed in place since.
+// A tensor kept for backward, and the storage's version when it was kept, so get() can refuse
+// a tensor that was changed in place since. Ops save their inputs (whose history leads away
+// from this Node) or their raw output (which has no history: record() gives the history to a
+// new handle), so a saved tensor never leads back to the Node that saved it.
 class SavedTensor {
  public:
   SavedTensor() = default;

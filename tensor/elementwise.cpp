@@ -41,6 +41,12 @@ Tensor map_unary(const Tensor& a_in, std::string_view op, F f) {
   Tensor out = Tensor::empty(a.shape(), dtype_of<R>());
   const float* pa = reinterpret_cast<const float*>(a.impl().storage->data());
   R* po = out.data_ptr<R>();
+  if (a.is_contiguous()) {  // the common case: one flat loop, no walk
+    const float* x = pa + a.storage_offset();
+    const int64_t n = a.numel();
+    for (int64_t i = 0; i < n; ++i) po[i] = f(x[i]);
+    return out;
+  }
   int64_t next = 0;  // out is contiguous and walked in row-major order: a running index
   walk<1>(a.shape(), {&a.strides()}, {a.storage_offset()},
           [&](std::array<int64_t, 1> o, std::array<int64_t, 1> s, int64_t n) {
@@ -63,9 +69,19 @@ Tensor map_binary(const Tensor& a_in, const Tensor& b_in, std::string_view op, F
                   bool convert = false) {
   check(a_in.defined() && b_in.defined(), op, "defined tensors, got an undefined one");
   const Tensor a = as_float(a_in, op, convert), b = as_float(b_in, op, convert);
+  using R = decltype(f(0.0f, 0.0f));
+  if (a.shape() == b.shape() && a.is_contiguous() && b.is_contiguous()) {
+    // The common case, without broadcasting or strides: one flat loop.
+    Tensor out = Tensor::empty(a.shape(), dtype_of<R>());
+    const float* x = a.data_ptr();
+    const float* y = b.data_ptr();
+    R* z = out.data_ptr<R>();
+    const int64_t n = a.numel();
+    for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y[i]);
+    return out;
+  }
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
   const Tensor ea = expand(a, shape), eb = expand(b, shape);
-  using R = decltype(f(0.0f, 0.0f));
   Tensor out = Tensor::empty(shape, dtype_of<R>());
   const float* pa = reinterpret_cast<const float*>(a.impl().storage->data());
   const float* pb = reinterpret_cast<const float*>(b.impl().storage->data());

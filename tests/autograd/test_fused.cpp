@@ -1,0 +1,73 @@
+// test_fused.cpp: ops with a hand-written backward agree with the same math composed from
+// primitives, in value and in gradient (their gradchecks are in test_gradcheck.cpp).
+#include "autograd/all.h"
+#include "tests/testing.h"
+
+namespace qkv {
+namespace {
+
+// Value and gradient of f and g at the same input, with the same upstream gradient.
+void expect_same(const std::function<Tensor(const Tensor&)>& fused,
+                 const std::function<Tensor(const Tensor&)>& composed, const Tensor& input) {
+  const Tensor x1 = requires_grad_(raw::clone(input)), x2 = requires_grad_(raw::clone(input));
+  const Tensor y1 = fused(x1), y2 = composed(x2);
+  EXPECT_TRUE(testing::tensor_near(y1, y2, 1e-5, 1e-5));
+  Generator g(7);
+  const Tensor up = randn(y1.shape(), &g);
+  backward(y1, up);
+  backward(y2, up);
+  EXPECT_TRUE(testing::tensor_near(grad(x1), grad(x2), 1e-5, 1e-5));
+}
+
+TEST(Fused, SoftmaxEqualsExpOverSum) {
+  Generator g(1);
+  expect_same([](const Tensor& x) { return softmax(x, -1); },
+              [](const Tensor& x) {
+                const Tensor e = exp(x - max(x, -1, true).values);
+                return e / sum(e, -1, true);
+              },
+              raw::mul(randn({3, 5}, &g), 3.0f));
+}
+
+TEST(Fused, LogSoftmaxEqualsLogOfSoftmax) {
+  Generator g(2);
+  expect_same([](const Tensor& x) { return log_softmax(x, 0); },
+              [](const Tensor& x) { return log(softmax(x, 0)); }, randn({4, 3}, &g));
+}
+
+TEST(Fused, CrossEntropyEqualsMeanNegativeLogLikelihood) {
+  const Tensor targets = from_vector(std::vector<int64_t>{2, -100, 0, 4, 2}, {5});
+  Generator g(3);
+  expect_same([&](const Tensor& x) { return cross_entropy(x, targets); },
+              [&](const Tensor& x) {
+                // -mean over the kept rows of log_softmax(x)[row, target]
+                const Tensor logp = log_softmax(x, 1);
+                std::vector<Tensor> terms;
+                for (int64_t i : {0, 2, 3, 4})
+                  terms.push_back(select(select(logp, 0, i), 0, targets.at<int64_t>({i})));
+                return -mean(stack(terms));
+              },
+              randn({5, 6}, &g));
+}
+
+TEST(Fused, CrossEntropyRejectsBadTargets) {
+  const Tensor logits = zeros({2, 3});
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        cross_entropy(logits, from_vector(std::vector<int64_t>{0, 3}, {2}));
+      },
+      {"cross_entropy", "[0, 2]", "got 3"}));
+  EXPECT_TRUE(testing::throws_error([&] { cross_entropy(logits, zeros({2})); },
+                                    {"cross_entropy", "int64", "torch.float32"}));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        cross_entropy(zeros({2, 3, 4}), from_vector(std::vector<int64_t>{0, 1}, {2}));
+      },
+      {"cross_entropy", "(N, V)", "(2, 3, 4)"}));
+  // Every row ignored: NaN, as torch.
+  EXPECT_TRUE(
+      std::isnan(cross_entropy(logits, from_vector(std::vector<int64_t>{-100, -100}, {2})).item()));
+}
+
+}  // namespace
+}  // namespace qkv
