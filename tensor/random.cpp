@@ -1,12 +1,20 @@
 // random.cpp: PyTorch's sampling recipes on top of the Mersenne Twister.
 #include "tensor/random.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numbers>
 #include <sstream>
 
 #include "tensor/iterate.h"
 #include "tensor/view.h"
+
+// Clang fuses a * b + c within one expression by default; the statements above are split so
+// nothing can fuse, and this makes sure of it.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
 
 namespace qkv {
 
@@ -94,15 +102,115 @@ void check_float(const Tensor& t, std::string_view op) {
         t.defined() ? dtype_name(t.dtype()) : "an undefined one");
 }
 
-// torch's normal_fill_16: Box-Muller on pairs (j, j + 8) of a block of 16 uniforms, in float.
+// ---- torch's normal_fill_16 -------------------------------------------------------------
+// On x86-64 CPUs with AVX2 (every recent one), torch draws randn of 16 or more elements with
+// normal_fill_16_AVX2, which takes log, sin and cos not from the C library but from
+// avx_mathfun.h: Cephes polynomials evaluated in float, eight lanes at a time. The three
+// functions below are that code, one lane at a time, operation for operation, so the same seed
+// gives bit-identical normals. Each step is its own statement so no compiler fuses a multiply
+// and an add into one FMA (the original uses separate multiply and add instructions).
+
+// Reinterpreting bits, as the _mm256_cast* intrinsics do.
+uint32_t float_bits(float x) { return std::bit_cast<uint32_t>(x); }
+float bits_float(uint32_t b) { return std::bit_cast<float>(b); }
+
+// log256_ps: ln(x) = e * ln 2 + ln(m), with x = m * 2^e, m in [sqrt(1/2), sqrt(2)), and ln(m)
+// from a degree-9 polynomial; ln 2 is split in two (q2 + q1) for precision.
+float mathfun_log(float x) {
+  const bool invalid = x <= 0.0f;
+  x = std::max(x, bits_float(0x00800000u));  // the smallest normal float: no denormals
+  int32_t exponent = static_cast<int32_t>(float_bits(x) >> 23);
+  x = bits_float((float_bits(x) & ~0x7f800000u) | float_bits(0.5f));  // mantissa in [0.5, 1)
+  exponent -= 0x7f;
+  float e = static_cast<float>(exponent);
+  e = e + 1.0f;
+  // if x < sqrt(1/2): e -= 1, x = x + x - 1; else x = x - 1
+  const bool small = x < 0.707106781186547524f;
+  const float tmp = small ? x : 0.0f;
+  x = x - 1.0f;
+  e = e - (small ? 1.0f : 0.0f);
+  x = x + tmp;
+  const float z = x * x;
+  float y = 7.0376836292e-2f;
+  for (const float c : {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
+                        -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f}) {
+    y = y * x;
+    y = y + c;
+  }
+  y = y * x;
+  y = y * z;
+  float t = e * -2.12194440e-4f;
+  y = y + t;
+  t = z * 0.5f;
+  y = y - t;
+  t = e * 0.693359375f;
+  x = x + y;
+  x = x + t;
+  return invalid ? bits_float(float_bits(x) | 0xffffffffu) : x;  // log of x <= 0: NaN
+}
+
+// sincos256_ps: reduce x to [-pi/4, pi/4] by a multiple j of pi/4 (pi/4 split in three parts,
+// Cody-Waite), evaluate the sine and cosine polynomials there, and pick and sign them by j.
+void mathfun_sincos(float x, float* sin_out, float* cos_out) {
+  uint32_t sign_bit_sin = float_bits(x) & 0x80000000u;
+  x = bits_float(float_bits(x) & 0x7fffffffu);  // |x|
+  float y = x * 1.27323954473516f;               // x * 4 / pi
+  int32_t j = static_cast<int32_t>(y);           // truncation, as cvttps
+  j = (j + 1) & ~1;                              // round up to even
+  y = static_cast<float>(j);
+  const uint32_t swap_sign_bit_sin = static_cast<uint32_t>(j & 4) << 29;
+  const bool poly_mask = (j & 2) == 0;  // true: sine from the sine polynomial
+  const float r1 = y * -0.78515625f, r2 = y * -2.4187564849853515625e-4f,
+              r3 = y * -3.77489497744594108e-8f;
+  x = x + r1;
+  x = x + r2;
+  x = x + r3;
+  const uint32_t sign_bit_cos = static_cast<uint32_t>(~(j - 2) & 4) << 29;
+  sign_bit_sin ^= swap_sign_bit_sin;
+  const float z = x * x;
+  // cos(x) ~ 1 - z/2 + z^2 (c0 z^2 + c1 z + c2)
+  float yc = 2.443315711809948e-5f;
+  yc = yc * z;
+  yc = yc + -1.388731625493765e-3f;
+  yc = yc * z;
+  yc = yc + 4.166664568298827e-2f;
+  yc = yc * z;
+  yc = yc * z;
+  const float half_z = z * 0.5f;
+  yc = yc - half_z;
+  yc = yc + 1.0f;
+  // sin(x) ~ x + x z (s0 z^2 + s1 z + s2)
+  float ys = -1.9515295891e-4f;
+  ys = ys * z;
+  ys = ys + 8.3321608736e-3f;
+  ys = ys * z;
+  ys = ys + -1.6666654611e-1f;
+  ys = ys * z;
+  ys = ys * x;
+  ys = ys + x;
+  // The original selects with masks and adds: each sum is one value plus +0.0.
+  const float ysin2 = poly_mask ? ys : 0.0f, ysin1 = poly_mask ? 0.0f : yc;
+  ys = ys - ysin2;
+  yc = yc - ysin1;
+  const float s = ysin1 + ysin2, c = yc + ys;
+  *sin_out = bits_float(float_bits(s) ^ sign_bit_sin);
+  *cos_out = bits_float(float_bits(c) ^ sign_bit_cos);
+}
+
+// Box-Muller on pairs (j, j + 8) of a block of 16 uniforms, in float.
 void normal_fill_16(float* d, float mean, float std) {
+  const float two_pi = static_cast<float>(2.0f * std::numbers::pi);
   for (int j = 0; j < 8; ++j) {
     const float u1 = 1.0f - d[j];  // [0, 1) -> (0, 1]: log(0) is never taken
     const float u2 = d[j + 8];
-    const float radius = std::sqrt(-2.0f * std::log(u1));
-    const float theta = static_cast<float>(2.0f * std::numbers::pi * u2);  // in double, as torch
-    d[j] = radius * std::cos(theta) * std + mean;
-    d[j + 8] = radius * std::sin(theta) * std + mean;
+    const float minus_two_log = -2.0f * mathfun_log(u1);
+    const float radius = std::sqrt(minus_two_log);
+    const float theta = two_pi * u2;
+    float sin_theta, cos_theta;
+    mathfun_sincos(theta, &sin_theta, &cos_theta);
+    const float n1 = radius * cos_theta, n2 = radius * sin_theta;
+    d[j] = std::fma(n1, std, mean);  // _mm256_fmadd_ps: one rounding
+    d[j + 8] = std::fma(n2, std, mean);
   }
 }
 }  // namespace

@@ -3,7 +3,9 @@
 // torch.manual_seed(123); torch.rand(3)  and  qkv::manual_seed(123); qkv::rand({3})  print the
 // same digits. The engine is the 32-bit Mersenne Twister (std::mt19937 is the same algorithm);
 // the recipes that turn its 32-bit draws into floats are PyTorch's, step for step (see
-// shared/reference/torch-rng.md, and the comments in random.cpp).
+// shared/reference/torch-rng.md, and the comments in random.cpp). randn of 16 or more elements
+// follows torch's AVX2 kernel (what torch runs on any x86-64 CPU of the last decade); a torch
+// running its scalar fallback (some ARM builds) rounds those normals differently in the last bit.
 #pragma once
 
 #include <cstdint>
