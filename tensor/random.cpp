@@ -111,8 +111,12 @@ void check_float(const Tensor& t, std::string_view op) {
 // and an add into one FMA (the original uses separate multiply and add instructions).
 
 // Reinterpreting bits, as the _mm256_cast* intrinsics do.
-uint32_t float_bits(float x) { return std::bit_cast<uint32_t>(x); }
-float bits_float(uint32_t b) { return std::bit_cast<float>(b); }
+uint32_t float_bits(float x) {
+  return std::bit_cast<uint32_t>(x);
+}
+float bits_float(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
 
 // log256_ps: ln(x) = e * ln 2 + ln(m), with x = m * 2^e, m in [sqrt(1/2), sqrt(2)), and ln(m)
 // from a degree-9 polynomial; ln 2 is split in two (q2 + q1) for precision.
@@ -154,9 +158,9 @@ float mathfun_log(float x) {
 void mathfun_sincos(float x, float* sin_out, float* cos_out) {
   uint32_t sign_bit_sin = float_bits(x) & 0x80000000u;
   x = bits_float(float_bits(x) & 0x7fffffffu);  // |x|
-  float y = x * 1.27323954473516f;               // x * 4 / pi
-  int32_t j = static_cast<int32_t>(y);           // truncation, as cvttps
-  j = (j + 1) & ~1;                              // round up to even
+  float y = x * 1.27323954473516f;              // x * 4 / pi
+  int32_t j = static_cast<int32_t>(y);          // truncation, as cvttps
+  j = (j + 1) & ~1;                             // round up to even
   y = static_cast<float>(j);
   const uint32_t swap_sign_bit_sin = static_cast<uint32_t>(j & 4) << 29;
   const bool poly_mask = (j & 2) == 0;  // true: sine from the sine polynomial
@@ -222,11 +226,13 @@ void uniform_(const Tensor& t, double from, double to, Generator* gen) {
   Generator& g = pick(gen);
   const float lo = static_cast<float>(from), hi = static_cast<float>(to);
   float* p = reinterpret_cast<float*>(t.impl().storage->data());
+  const float range = hi - lo;  // in float, as torch's (to - from) on float arguments
   for_each_offset_in_memory_order(t, [&](int64_t i) {
-    // In float, as torch: x * (to - from) + from.
-    const float x = g.uniform_float();
-    const volatile float scaled = x * (hi - lo);  // volatile: no fused multiply-add, as torch
-    p[i] = scaled + lo;
+    // torch's uniform_real: x * (to - from) + from in double (its CPU "accumulate type" for
+    // float), rounded to float once at the end. volatile: no fused multiply-add.
+    const double x = g.uniform_float();  // exact: a 24-bit integer times 2^-24
+    const volatile double scaled = x * static_cast<double>(range);
+    p[i] = static_cast<float>(scaled + static_cast<double>(lo));
   });
 }
 

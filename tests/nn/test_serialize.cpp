@@ -1,0 +1,467 @@
+// test_serialize.cpp: safetensors and .npy round trips and byte layouts (numpy's own bytes from
+// tools/gen_nn_reference.py), module state_dicts, training checkpoints that resume to exactly
+// the uninterrupted run, atomic writes, and a named qkv::Error for every kind of bad file.
+#include <filesystem>
+#include <fstream>
+
+#include "nn/all.h"
+#include "tests/testing.h"
+
+namespace qkv::nn {
+namespace {
+#include "tests/nn/torch_nn_reference.inc"
+
+namespace fs = std::filesystem;
+
+// A fresh, empty folder per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            (std::string("qkv_") + info->test_suite_name() + "_" + info->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(path_)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  fs::path path_;
+};
+
+void write_raw(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Expects a qkv::Error whose message contains `needle`.
+::testing::AssertionResult throws_with(const std::function<void()>& f, const std::string& needle) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (std::string(e.what()).find(needle) != std::string::npos)
+      return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << "message \"" << e.what() << "\" lacks \"" << needle << "\"";
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw a non-qkv exception: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+// ---- safetensors ----------------------------------------------------------------------------
+
+TEST(Safetensors, RoundTripsEveryDtypeAndShape) {
+  TempDir dir;
+  const Tensor a = randn({3, 4});
+  const NamedTensors tensors = {
+      {"blocks.0.q.weight", a},
+      {"transposed", raw::transpose(a, 0, 1)},  // a view: saved as its row-major values
+      {"ids", from_vector(std::vector<int64_t>{5, -2, 1LL << 40}, {3})},
+      {"mask", from_vector(std::vector<bool>{true, false, true, true}, {2, 2})},
+      {"scalar", scalar_tensor(3.5f)},
+      {"empty", zeros({0, 3})},
+  };
+  save_safetensors(dir.file("m.safetensors"), tensors, {{"note", "hi \"there\"\n"}});
+  const SafetensorsFile f = load_safetensors(dir.file("m.safetensors"));
+  ASSERT_EQ(f.tensors.size(), tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EXPECT_EQ(f.tensors[i].first, tensors[i].first);
+    EXPECT_EQ(f.tensors[i].second.dtype(), tensors[i].second.dtype());
+    EXPECT_TRUE(testing::tensor_equal(f.tensors[i].second, tensors[i].second)) << tensors[i].first;
+  }
+  EXPECT_EQ(f.metadata.at("note"), "hi \"there\"\n");
+}
+
+TEST(Safetensors, TheBytesFollowTheSpec) {
+  const std::string bytes = safetensors_bytes(
+      {{"w", tensor({1.0f, -2.0f})}, {"i", from_vector(std::vector<int64_t>{7}, {1})}});
+  // 8-byte little-endian header length; the header is JSON padded with spaces to 8 bytes.
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
+  EXPECT_EQ(n % 8, 0u);
+  const std::string header = bytes.substr(8, n);
+  EXPECT_EQ(header.substr(0, header.find_last_not_of(' ') + 1),
+            "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+            "\"i\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[8,16]}}");
+  // Then the raw little-endian data: 1.0f is 00 00 80 3f.
+  EXPECT_EQ(bytes.size(), 8 + n + 16);
+  EXPECT_EQ(bytes.substr(8 + n, 4), std::string("\x00\x00\x80\x3f", 4));
+}
+
+TEST(Safetensors, ReadsAFileWrittenByAnotherWriter) {
+  // As the reference Python writer lays it out: sorted keys, spaces in the JSON, metadata first,
+  // and an escaped name. Header: 152 bytes.
+  std::string header =
+      R"({"__metadata__": {"format": "pt"}, "a\u00e9": {"dtype": "F32", "shape": [1, 2], )"
+      R"("data_offsets": [0, 8]}, "b": {"dtype": "BOOL", "shape": [], "data_offsets": [8, 9]}})";
+  while (header.size() % 8) header += ' ';
+  std::string bytes;
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xFF));
+  bytes += header + std::string("\x00\x00\x00\x40\x00\x00\x40\x40\x01", 9);
+  const SafetensorsFile f = parse_safetensors(bytes);
+  ASSERT_EQ(f.tensors.size(), 2u);
+  EXPECT_EQ(f.tensors[0].first, "a\xc3\xa9");
+  EXPECT_TRUE(testing::tensor_near(f.tensors[0].second, {1, 2}, {2.0, 3.0}, 0.0));
+  EXPECT_EQ(f.tensors[1].second.dtype(), Dtype::boolean);
+  EXPECT_EQ(f.tensors[1].second.item<bool>(), true);
+  EXPECT_EQ(f.metadata.at("format"), "pt");
+}
+
+// A valid file to break in the table below.
+std::string header_file(const std::string& header, const std::string& data) {
+  std::string bytes;
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xFF));
+  return bytes + header + data;
+}
+
+TEST(Safetensors, EveryKindOfBadFileIsANamedError) {
+  const std::string eight(8, '\0');
+  const std::string w8 = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  struct Case {
+    const char* what;
+    std::string bytes;
+    const char* needle;
+  };
+  const std::vector<Case> cases = {
+      {"empty file", "", "header length"},
+      {"7 bytes", std::string(7, '\0'), "header length"},
+      {"length beyond the file", std::string("\xff\x00\x00\x00\x00\x00\x00\x00", 8) + "{}",
+       "bad header length"},
+      {"absurd length", std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8), "bad header length"},
+      {"not JSON", header_file("hello", ""), "bad JSON"},
+      {"unterminated object", header_file(R"({"w":{"dtype":"F32")", ""), "bad JSON"},
+      {"trailing garbage", header_file("{} x", ""), "bad JSON"},
+      {"bad escape", header_file(R"({"\q":1})", ""), "bad JSON"},
+      {"array at top", header_file("[]", ""), "JSON object"},
+      {"too deep", header_file(std::string(100, '[') + std::string(100, ']'), ""), "nesting"},
+      {"duplicate key", header_file(R"({"a":{},"a":{}})", ""), "twice"},
+      {"missing offsets", header_file(R"({"w":{"dtype":"F32","shape":[2]}})", eight), "missing"},
+      {"extra field",
+       header_file(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", eight),
+       "\"x\""},
+      {"unknown dtype",
+       header_file(R"({"w":{"dtype":"F16","shape":[4],"data_offsets":[0,8]}})", eight), "F16"},
+      {"negative dim",
+       header_file(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", eight),
+       "non-negative integer"},
+      {"fractional dim",
+       header_file(R"({"w":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})", eight),
+       "non-negative integer"},
+      {"shape vs offsets",
+       header_file(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight), "span"},
+      {"offsets beyond data", header_file(w8, std::string(4, '\0')), "truncated"},
+      {"reversed offsets",
+       header_file(R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", eight),
+       "data_offsets"},
+      {"trailing data", header_file(w8, std::string(12, '\0')), "trailing"},
+      {"gap", header_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", eight),
+       "gap"},
+      {"overlap",
+       header_file(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+           eight),
+       "overlap"},
+      {"huge shape",
+       header_file(
+           R"({"w":{"dtype":"F32","shape":[999999999999999999,999999999999999999],"data_offsets":[0,8]}})",
+           eight),
+       "64 bits"},
+      {"bool not 0/1",
+       header_file(R"({"b":{"dtype":"BOOL","shape":[1],"data_offsets":[0,1]}})", "\x02"), "0 or 1"},
+      {"metadata not strings", header_file(R"({"__metadata__":{"a":1}})", ""), "non-string"},
+  };
+  for (const Case& c : cases)
+    EXPECT_TRUE(throws_with([&] { parse_safetensors(c.bytes); }, c.needle)) << c.what;
+  TempDir dir;
+  EXPECT_TRUE(
+      throws_with([&] { load_safetensors(dir.file("nope.safetensors")); }, "could not open"));
+}
+
+// Every truncation and thousands of random byte changes of a valid file either load or throw a
+// qkv::Error: never a crash or an out-of-bounds read (the asan preset checks the latter).
+TEST(Safetensors, MangledFilesNeverCrash) {
+  const std::string good = safetensors_bytes(
+      {{"a", randn({3, 2})}, {"b", from_vector(std::vector<bool>{true, false}, {2})}},
+      {{"k", "v"}});
+  auto try_parse = [](const std::string& bytes) {
+    try {
+      parse_safetensors(bytes);
+    } catch (const Error&) {
+    }
+  };
+  for (size_t n = 0; n < good.size(); ++n) try_parse(good.substr(0, n));
+  Generator g(1);
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bytes = good;
+    const int edits = 1 + static_cast<int>(g.random() % 4);
+    for (int e = 0; e < edits; ++e)
+      bytes[g.random() % bytes.size()] = static_cast<char>(g.random() & 0xFF);
+    try_parse(bytes);
+  }
+  SUCCEED();
+}
+
+// ---- modules --------------------------------------------------------------------------------
+
+std::shared_ptr<Sequential> small_model(uint64_t seed) {
+  Generator g(seed);
+  return std::make_shared<Sequential>(std::vector<std::shared_ptr<UnaryModule>>{
+      std::make_shared<Linear>(3, 4, true, &g), std::make_shared<LayerNorm>(4),
+      std::make_shared<Linear>(4, 2, false, &g)});
+}
+
+TEST(StateDict, SaveAndLoadAModule) {
+  TempDir dir;
+  auto a = small_model(1), b = small_model(2);
+  save(*a, dir.file("a.safetensors"));
+  load(*b, dir.file("a.safetensors"));
+  const auto pa = a->named_parameters(), pb = b->named_parameters();
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_TRUE(testing::tensor_equal(pb[i].second, pa[i].second)) << pa[i].first;
+    EXPECT_FALSE(pb[i].second.shares_storage(pa[i].second));
+  }
+  std::vector<std::string> keys;
+  for (const auto& [name, _] : load_safetensors(dir.file("a.safetensors")).tensors)
+    keys.push_back(name);
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "2.weight"}));
+}
+
+TEST(StateDict, MismatchesAreNamedAndLeaveTheModuleUnchanged) {
+  auto m = small_model(1);
+  const Tensor before = raw::clone(m->named_parameters()[0].second);
+  NamedTensors good = state_dict(*small_model(2));
+  auto broken = [&](const std::function<void(NamedTensors&)>& edit) {
+    NamedTensors t = good;
+    edit(t);
+    return t;
+  };
+  EXPECT_TRUE(
+      throws_with([&] { load_state_dict(*m, broken([](NamedTensors& t) { t.pop_back(); })); },
+                  "missing key(s) \"2.weight\""));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        load_state_dict(*m, broken([](NamedTensors& t) { t.emplace_back("3.bias", zeros({1})); }));
+      },
+      "unexpected key(s) \"3.bias\""));
+  EXPECT_TRUE(throws_with(
+      [&] { load_state_dict(*m, broken([](NamedTensors& t) { t[1].second = zeros({5}); })); },
+      "shape mismatch: (5,)"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        load_state_dict(*m, broken([](NamedTensors& t) {
+          t[1].second = from_vector(std::vector<int64_t>{1, 2, 3, 4}, {4});
+        }));
+      },
+      "dtype mismatch"));
+  EXPECT_TRUE(testing::tensor_equal(m->named_parameters()[0].second, before));
+}
+
+TEST(AtomicWrite, ReplacesTheOldFileAndLeavesNoTemporaries) {
+  TempDir dir;
+  const std::string path = dir.file("w.safetensors");
+  write_raw(path, "old");
+  save_safetensors(path, {{"x", ones({2})}});
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"w.safetensors"});
+  EXPECT_TRUE(testing::tensor_equal(load_safetensors(path).tensors[0].second, ones({2})));
+  // A folder that does not exist: an error, and nothing written anywhere.
+  EXPECT_TRUE(throws_with([&] { save_safetensors(dir.file("no/such/dir/x.safetensors"), {}); },
+                          "could not create"));
+  // A target that is a folder: the rename fails, the temporary is removed.
+  fs::create_directories(dir.file("taken"));
+  EXPECT_THROW(save_npy(dir.file("taken"), ones({1})), Error);
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"taken", "w.safetensors"}));
+}
+
+// ---- checkpoints ----------------------------------------------------------------------------
+
+// A model with dropout (so the generator matters) trained on batches drawn from the generator.
+struct TrainingRun {
+  explicit TrainingRun(uint64_t seed) : gen(seed) {
+    model = std::make_shared<Sequential>(std::vector<std::shared_ptr<UnaryModule>>{
+        std::make_shared<Linear>(4, 16, true, &gen), std::make_shared<GELU>(),
+        std::make_shared<Dropout>(0.2, &gen), std::make_shared<Linear>(16, 3, true, &gen)});
+    optimizer = std::make_unique<AdamW>(model->parameters(), 1e-2);
+  }
+  float step() {
+    optimizer->set_lr(schedule.lr(optimizer->steps()));
+    const Tensor x = randn({8, 4}, &gen);
+    const Tensor y = randint(3, {8}, &gen);
+    optimizer->zero_grad();
+    const Tensor loss = cross_entropy((*model)(x), y);
+    backward(loss);
+    clip_grad_norm_(model->parameters(), 1.0);
+    optimizer->step();
+    return loss.item<float>();
+  }
+  Generator gen;
+  std::shared_ptr<Sequential> model;
+  std::unique_ptr<Optimizer> optimizer;
+  WarmupCosine schedule{1e-2, 1e-3, 3, 12};
+};
+
+TEST(Checkpoint, ResumingGivesExactlyTheUninterruptedLossCurve) {
+  TempDir dir;
+  TrainingRun straight(42);
+  std::vector<float> expected;
+  for (int i = 0; i < 12; ++i) expected.push_back(straight.step());
+
+  TrainingRun first(42);
+  std::vector<float> losses;
+  for (int i = 0; i < 5; ++i) losses.push_back(first.step());
+  save_checkpoint(dir.file("ckpt.safetensors"), *first.model, *first.optimizer, first.gen);
+
+  TrainingRun resumed(999);  // different weights and generator: all must come from the file
+  EXPECT_EQ(load_checkpoint(dir.file("ckpt.safetensors"), *resumed.model, *resumed.optimizer,
+                            resumed.gen),
+            5);
+  for (int i = 5; i < 12; ++i) losses.push_back(resumed.step());
+  EXPECT_EQ(losses, expected);  // bit for bit
+  const auto a = straight.model->parameters(), b = resumed.model->parameters();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(testing::tensor_equal(b[i], a[i]));
+}
+
+TEST(Checkpoint, SgdMomentumResumesToo) {
+  TempDir dir;
+  auto make = [](uint64_t seed) {
+    auto m = small_model(seed);
+    return std::make_pair(m, std::make_unique<SGD>(m->parameters(), 0.1, 0.9));
+  };
+  const Tensor x = randn({5, 3});
+  auto train = [&](Sequential& m, Optimizer& opt, int steps) {
+    for (int i = 0; i < steps; ++i) {
+      opt.zero_grad();
+      backward(sum(pow(m(x), 2.0f)));
+      opt.step();
+    }
+  };
+  auto [m1, o1] = make(1);
+  train(*m1, *o1, 6);
+  auto [m2, o2] = make(1);
+  train(*m2, *o2, 3);
+  Generator g;
+  save_checkpoint(dir.file("c"), *m2, *o2, g);
+  auto [m3, o3] = make(7);
+  load_checkpoint(dir.file("c"), *m3, *o3, g);
+  train(*m3, *o3, 3);
+  for (size_t i = 0; i < m1->parameters().size(); ++i)
+    EXPECT_TRUE(testing::tensor_equal(m3->parameters()[i], m1->parameters()[i]));
+}
+
+TEST(Checkpoint, WrongOptimizerOrModelIsNamedAndChangesNothing) {
+  TempDir dir;
+  TrainingRun run(1);
+  run.step();
+  save_checkpoint(dir.file("c"), *run.model, *run.optimizer, run.gen);
+  auto m = small_model(3);
+  SGD sgd(m->parameters(), 0.1);
+  Generator g(5);
+  EXPECT_TRUE(throws_with([&] { load_checkpoint(dir.file("c"), *m, sgd, g); }, "AdamW"));
+  AdamW adamw(m->parameters());
+  const Tensor before = raw::clone(m->parameters()[0]);
+  EXPECT_TRUE(throws_with([&] { load_checkpoint(dir.file("c"), *m, adamw, g); }, "missing key(s)"));
+  EXPECT_TRUE(testing::tensor_equal(m->parameters()[0], before));
+  EXPECT_EQ(adamw.steps(), 0);
+  // A plain safetensors file is not a checkpoint.
+  save(*m, dir.file("plain"));
+  EXPECT_TRUE(throws_with([&] { load_checkpoint(dir.file("plain"), *m, adamw, g); },
+                          "not a qkv checkpoint"));
+}
+
+TEST(OptimizerState, BadStateIsRejected) {
+  const Tensor p = Parameter(zeros({2}));
+  AdamW opt({p});
+  EXPECT_TRUE(throws_with(
+      [&] {
+        opt.load_state({{"exp_avg.1", zeros({2})}}, 1);
+      },
+      "index below 1"));
+  EXPECT_TRUE(throws_with([&] { opt.load_state({{"exp_avg.0", zeros({3})}}, 1); }, "shape"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        opt.load_state({{"momentum_buffer.0", zeros({2})}}, 1);
+      },
+      "unexpected key"));
+  EXPECT_TRUE(throws_with([&] { opt.load_state({{"exp_avg.x", zeros({2})}}, 1); }, "names like"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        opt.load_state({{"exp_avg.0", zeros({2})}, {"exp_avg.0", zeros({2})}}, 1);
+      },
+      "twice"));
+}
+
+// ---- .npy -----------------------------------------------------------------------------------
+
+const std::string& numpy_file(const std::string& name) {
+  for (const NpyCase& c : kNumpyFiles)
+    if (c.name == name) return c.bytes;
+  throw std::runtime_error("no such case " + name);
+}
+
+TEST(Npy, WritesNumpysExactBytes) {
+  const Tensor t = raw::div(raw::view(arange_float(0, 6, 1), {2, 3}), 4.0f);
+  EXPECT_EQ(npy_bytes(t), numpy_file("f32_2x3"));
+  EXPECT_EQ(npy_bytes(from_vector(std::vector<int64_t>{3, -1, 7, 1LL << 40}, {4})),
+            numpy_file("i64_4"));
+  EXPECT_EQ(npy_bytes(from_vector(std::vector<bool>{true, false, false, true}, {2, 2})),
+            numpy_file("bool_2x2"));
+  EXPECT_EQ(npy_bytes(scalar_tensor(2.5f)), numpy_file("f32_scalar"));
+}
+
+TEST(Npy, ReadsNumpysFilesIncludingFortranOrder) {
+  const std::vector<double> expected = {0, 0.25, 0.5, 0.75, 1.0, 1.25};
+  EXPECT_TRUE(testing::tensor_near(parse_npy(numpy_file("f32_2x3")), {2, 3}, expected, 0.0));
+  EXPECT_TRUE(
+      testing::tensor_near(parse_npy(numpy_file("f32_2x3_fortran")), {2, 3}, expected, 0.0));
+  EXPECT_EQ(parse_npy(numpy_file("i64_4")).to_vector<int64_t>(),
+            (std::vector<int64_t>{3, -1, 7, 1LL << 40}));
+  EXPECT_EQ(parse_npy(numpy_file("bool_2x2")).dtype(), Dtype::boolean);
+  EXPECT_EQ(parse_npy(numpy_file("f32_scalar")).dim(), 0);
+  TempDir dir;
+  const Tensor r = randn({4, 5, 6});
+  save_npy(dir.file("r.npy"), raw::transpose(r, 0, 2));
+  EXPECT_TRUE(testing::tensor_equal(load_npy(dir.file("r.npy")), raw::transpose(r, 0, 2)));
+}
+
+TEST(Npy, BadFilesAreNamedErrors) {
+  const std::string good = numpy_file("f32_2x3");
+  std::string f8 = good;
+  f8.replace(f8.find("<f4"), 3, "<f8");
+  std::string bad_key = good;
+  bad_key.replace(bad_key.find("'descr'"), 7, "'dtype'");
+  struct Case {
+    const char* what;
+    std::string bytes;
+    const char* needle;
+  };
+  const std::vector<Case> cases = {
+      {"empty", "", "magic"},
+      {"not npy", "PK\x03\x04 zip file", "magic"},
+      {"truncated data", good.substr(0, good.size() - 1), "truncated"},
+      {"extra data", good + "x", "data bytes"},
+      {"truncated header", good.substr(0, 40), "header length"},
+      {"float64", f8, "<f8"},
+      {"unknown key", bad_key, "only the keys"},
+      {"version 9", std::string("\x93NUMPY\x09\x00", 8) + good.substr(8), "version"},
+  };
+  for (const Case& c : cases)
+    EXPECT_TRUE(throws_with([&] { parse_npy(c.bytes); }, c.needle)) << c.what;
+  for (size_t n = 0; n < good.size(); ++n) {
+    try {
+      parse_npy(good.substr(0, n));
+    } catch (const Error&) {
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qkv::nn
