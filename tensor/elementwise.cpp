@@ -261,6 +261,17 @@ Tensor logical_not(const Tensor& mask) {
         dtype_name(mask.dtype()));
   return eq(mask, 0.0f);
 }
+// Through float 0/1: masks are built once per shape, so clarity wins over a dedicated kernel.
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  check(a.dtype() == Dtype::boolean && b.dtype() == Dtype::boolean, "logical_and",
+        "bool tensors, got ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  return gt(mul(to(a, Dtype::float32), to(b, Dtype::float32)), 0.0f);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  check(a.dtype() == Dtype::boolean && b.dtype() == Dtype::boolean, "logical_or",
+        "bool tensors, got ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  return gt(add(to(a, Dtype::float32), to(b, Dtype::float32)), 0.0f);
+}
 Tensor isfinite(const Tensor& a) {
   return map_unary(a, "isfinite", [](float x) { return std::isfinite(x); });
 }

@@ -62,6 +62,8 @@ Tensor eq(const Tensor& a, float b);
 Tensor lt(const Tensor& a, float b);
 Tensor gt(const Tensor& a, float b);
 Tensor logical_not(const Tensor& mask);
+Tensor logical_and(const Tensor& a, const Tensor& b);  // bool masks, broadcast together
+Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor isfinite(const Tensor& a);
 
 // where(cond, a, b): a where cond is true, else b; all three broadcast together.

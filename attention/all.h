@@ -1,0 +1,10 @@
+// all.h: the attention floor (and every floor under it) in one include.
+#pragma once
+
+#include "attention/causal_attention.h"
+#include "attention/core.h"
+#include "attention/cross_attention.h"
+#include "attention/head.h"
+#include "attention/multi_head_attention.h"
+#include "attention/self_attention.h"
+#include "nn/all.h"
