@@ -10,28 +10,47 @@
 
 namespace qkv {
 
+namespace {
+
+// The grad_fn name torch 1.13 prints for a @ b, which depends only on the ranks: torch routes
+// each case through a different kernel (dot, mv, mm, or a batch folded into bmm and viewed
+// back), and the last step names the node. Same name, same printout as PyTorch.
+const char* matmul_grad_fn_name(int64_t rank_a, int64_t rank_b) {
+  if (rank_a == 1 && rank_b == 1) return "DotBackward0";
+  if (rank_a == 2 && rank_b == 1) return "MvBackward0";
+  if (rank_a == 1 && rank_b == 2) return "SqueezeBackward3";
+  if (rank_a == 2 && rank_b == 2) return "MmBackward0";
+  if (rank_a == 2) return "CloneBackward0";
+  return "UnsafeViewBackward0";
+}
+
+}  // namespace
+
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check(a.defined() && b.defined(), "matmul", "defined tensors, got an undefined one");
-  // Vectors: make them matrices with differentiable views, multiply, and drop the added dim.
-  if (a.dim() == 1 || b.dim() == 1) {
-    check(a.dim() >= 1 && b.dim() >= 1, "matmul", "both arguments to have at least 1 dim, got a ",
-          a.shape(), " and b ", b.shape());
-    const int64_t ka = a.size(-1), kb = b.dim() == 1 ? b.size(0) : b.size(-2);
-    check(ka == kb, "matmul", "inner dimensions must match, got a ", a.shape(), " and b ",
-          b.shape());
-    const Tensor a2 = a.dim() == 1 ? unsqueeze(a, 0) : a;
-    const Tensor b2 = b.dim() == 1 ? unsqueeze(b, 1) : b;
-    Tensor out = matmul(a2, b2);
-    if (a.dim() == 1) out = squeeze(out, -2);
-    if (b.dim() == 1) out = squeeze(out, -1);
-    return out;
-  }
-  return record(a.dim() == 2 && b.dim() == 2 ? "MmBackward0" : "BmmBackward0", raw::matmul(a, b),
-                {a, b},
-                [a = SavedTensor(a), b = SavedTensor(b), need_a = requires_grad(a),
+  check(a.dim() >= 1 && b.dim() >= 1, "matmul", "both arguments to have at least 1 dim, got a ",
+        a.shape(), " and b ", b.shape());
+  // A vector is a matrix with one row (a) or one column (b); the product drops that dim again.
+  // Backward works on the matrix forms; the engine sums any broadcast dims back to a's and
+  // b's shapes (a (K,) gets the sum over the rows of its (..., 1, K) gradient).
+  const Shape a2 = a.dim() == 1 ? Shape{1, a.size(0)} : a.shape();
+  const Shape b2 = b.dim() == 1 ? Shape{b.size(0), 1} : b.shape();
+  const Tensor out = raw::matmul(a, b);
+  Shape out2 = out.shape();  // the output with the dropped dims put back
+  if (a.dim() == 1) out2.insert(out2.end() - (b.dim() == 1 ? 0 : 1), 1);
+  if (b.dim() == 1) out2.push_back(1);
+  return record(matmul_grad_fn_name(a.dim(), b.dim()), out, {a, b},
+                [a = SavedTensor(a), b = SavedTensor(b), a2, b2, out2, need_a = requires_grad(a),
                  need_b = requires_grad(b)](const Tensor& dout) -> Grads {
-                  return {need_a ? raw::matmul(dout, raw::transpose(b.get(), -2, -1)) : Tensor(),
-                          need_b ? raw::matmul(raw::transpose(a.get(), -2, -1), dout) : Tensor()};
+                  const Tensor d = raw::reshape(dout, out2);
+                  const Tensor am = raw::reshape(a.get(), a2), bm = raw::reshape(b.get(), b2);
+                  Tensor da, db;
+                  if (need_a) da = raw::matmul(d, raw::transpose(bm, -2, -1));  // (..., M, K)
+                  if (need_b) db = raw::matmul(raw::transpose(am, -2, -1), d);  // (..., K, N)
+                  // A vector b (K,) has db (..., K, 1): drop the column so the engine can sum
+                  // the batch dims down to (K,). (A vector a's (..., 1, K) already broadcasts.)
+                  if (need_b && b.get().dim() == 1) db = raw::squeeze(db, -1);
+                  return {da, db};
                 });
 }
 

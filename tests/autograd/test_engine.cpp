@@ -230,5 +230,22 @@ TEST(Export, TextAndDot) {
   EXPECT_NE(dot.find("n2 -> n1;", first + 1), std::string::npos) << dot;
 }
 
+// torch 1.13 names a @ b's node after the kernel its ranks select (checked in Python: dot, mv,
+// squeeze_ after mm, mm, clone, and an unsafe view after bmm).
+TEST(Engine, MatmulGradFnNamesFollowTorch) {
+  auto name = [](Shape sa, Shape sb) {
+    return grad_fn_name(matmul(requires_grad_(ones(sa)), requires_grad_(ones(sb))));
+  };
+  EXPECT_EQ(name({3}, {3}), "DotBackward0");
+  EXPECT_EQ(name({2, 3}, {3}), "MvBackward0");
+  EXPECT_EQ(name({3}, {3, 5}), "SqueezeBackward3");
+  EXPECT_EQ(name({2, 3}, {3, 5}), "MmBackward0");
+  EXPECT_EQ(name({4, 2, 3}, {3, 5}), "UnsafeViewBackward0");
+  EXPECT_EQ(name({4, 2, 3}, {4, 3, 5}), "UnsafeViewBackward0");
+  EXPECT_EQ(name({2, 3}, {4, 3, 5}), "CloneBackward0");
+  EXPECT_EQ(name({4, 2, 3}, {3}), "UnsafeViewBackward0");
+  EXPECT_EQ(name({3}, {4, 3, 5}), "UnsafeViewBackward0");
+}
+
 }  // namespace
 }  // namespace qkv
