@@ -15,30 +15,20 @@
 #include <iostream>
 
 #include "tensor/all.h"
+#include "tutorials/common/lesson.h"
 
 using namespace qkv;
 
-namespace {
-int failures = 0;
-void banner(const char* title) {
-  std::cout << "\n=== " << title << " ===\n";
-}
-void expect(bool ok, const char* what) {
-  std::cout << (ok ? "  [ok] " : "  [FAILED] ") << what << "\n";
-  if (!ok) ++failures;
-}
-}  // namespace
-
 int main() {
-  banner("1. A tensor from numbers");
+  lesson::banner("1. A tensor from numbers");
   // >>> x = torch.tensor([[1., 2., 3.], [4., 5., 6.]])
   Tensor x = tensor({{1, 2, 3}, {4, 5, 6}});
   std::cout << x << "\n";
   std::cout << "shape " << shape_str(x.shape()) << ", strides " << shape_str(x.strides())
             << ": step 3 floats to the next row, 1 to the next column\n";
-  expect(x.strides() == Shape{3, 1}, "a (2, 3) tensor has strides (3, 1)");
+  lesson::expect(x.strides() == Shape{3, 1}, "a (2, 3) tensor has strides (3, 1)");
 
-  banner("2. Views share storage");
+  lesson::banner("2. Views share storage");
   // >>> xt = x.t()      # a view: the same six numbers, read column by column
   Tensor xt = raw::transpose(x, 0, 1);  // New: no data moves, only the strides swap
   std::cout << xt << "\n";
@@ -46,22 +36,23 @@ int main() {
             << ", contiguous: " << (xt.is_contiguous() ? "yes" : "no") << "\n";
   xt.at({2, 1}) = 60.0f;  // writing through the view writes x itself
   std::cout << "after xt[2, 1] = 60, x is\n" << x << "\n";
-  expect(x.at({1, 2}) == 60.0f && xt.shares_storage(x), "a write through a view changes the base");
+  lesson::expect(x.at({1, 2}) == 60.0f && xt.shares_storage(x),
+                 "a write through a view changes the base");
   x.at({1, 2}) = 6.0f;
 
   // >>> x.view(3, 2) works; x.t().view(6) does not: its strides cannot express a flat row
   try {
     raw::view(xt, {6});
-    expect(false, "viewing a transpose as flat should fail");
+    lesson::expect(false, "viewing a transpose as flat should fail");
   } catch (const Error& e) {
     std::cout << "qkv::Error: " << e.what() << "\n";
-    expect(true, "view refuses what the strides cannot express");
+    lesson::expect(true, "view refuses what the strides cannot express");
   }
   Tensor flat = raw::reshape(xt, {6});  // reshape copies when it must
   std::cout << "reshape copies instead: " << flat << "\n";
-  expect(!flat.shares_storage(x), "reshape of a transpose is a copy");
+  lesson::expect(!flat.shares_storage(x), "reshape of a transpose is a copy");
 
-  banner("3. Broadcasting");
+  lesson::banner("3. Broadcasting");
   // >>> x + torch.tensor([10., 20., 30.])     # (2, 3) + (3,) -> (2, 3)
   Tensor row = tensor({10, 20, 30});
   Tensor y = raw::add(x, row);
@@ -71,28 +62,28 @@ int main() {
   std::cout << z << "\n";
   std::cout << "the (3,) row was read with stride 0 for every row: "
             << shape_str(raw::expand(row, {2, 3}).strides()) << "\n";
-  expect(y.at({1, 0}) == 14.0f && z.at({1, 2}) == -6.0f, "broadcast values");
+  lesson::expect(y.at({1, 0}) == 14.0f && z.at({1, 2}) == -6.0f, "broadcast values");
 
-  banner("4. The same random numbers as PyTorch");
+  lesson::banner("4. The same random numbers as PyTorch");
   // >>> torch.manual_seed(123); torch.rand(3, 2)
   manual_seed(123);
   Tensor w = rand({3, 2});
   std::cout << w << "\n";
-  expect(std::fabs(w.at({0, 0}) - 0.2961f) < 5e-5f && std::fabs(w.at({2, 1}) - 0.8665f) < 5e-5f,
-         "seed 123 gives 0.2961 ... 0.8665, as in PyTorch");
+  lesson::expect(
+      std::fabs(w.at({0, 0}) - 0.2961f) < 5e-5f && std::fabs(w.at({2, 1}) - 0.8665f) < 5e-5f,
+      "seed 123 gives 0.2961 ... 0.8665, as in PyTorch");
   // >>> torch.manual_seed(42); torch.randn(5)
   manual_seed(42);
   Tensor n = randn({5});
   std::cout << n << "\n";
-  expect(std::fabs(n.at({0}) - 0.3367f) < 5e-5f && std::fabs(n.at({4}) + 1.1229f) < 5e-5f,
-         "seed 42 gives 0.3367 ... -1.1229, as in PyTorch");
+  lesson::expect(std::fabs(n.at({0}) - 0.3367f) < 5e-5f && std::fabs(n.at({4}) + 1.1229f) < 5e-5f,
+                 "seed 42 gives 0.3367 ... -1.1229, as in PyTorch");
 
-  banner("5. Softmax: numbers into weights");
+  lesson::banner("5. Softmax: numbers into weights");
   // >>> torch.softmax(torch.tensor([2., 1., 0.1]), dim=0)
   Tensor s = raw::softmax(tensor({2.0f, 1.0f, 0.1f}), 0);
   std::cout << s << "\n";
-  expect(std::fabs(raw::sum(s).item() - 1.0f) < 1e-6f, "softmax weights sum to 1");
+  lesson::expect(std::fabs(raw::sum(s).item() - 1.0f) < 1e-6f, "softmax weights sum to 1");
 
-  std::cout << "\n" << (failures == 0 ? "All checks passed." : "Some checks FAILED.") << "\n";
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return lesson::finish();
 }

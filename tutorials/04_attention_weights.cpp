@@ -1,0 +1,74 @@
+// Lesson 04: attention weights and a context vector, by hand, for one query.
+//
+// What you will learn:
+//   - the unnormalised attention weights omega: how well the second word's query matches each
+//     word's key, a dot product each;
+//   - why they are divided by sqrt(d_k) before the softmax (dot products of long vectors grow
+//     large, and a softmax of large numbers is nearly one-hot, with vanishing gradients);
+//   - the softmax turns them into weights that are positive and sum to 1;
+//   - the context vector: the values averaged with those weights.
+// What comes before: lesson 03 (queries, keys and values).
+// Run it: ./build/release/tutorials/04_attention_weights
+#include <cmath>
+#include <iostream>
+
+#include "nn/all.h"
+#include "tutorials/common/lesson.h"
+#include "tutorials/common/sentence.h"
+
+using namespace qkv;
+
+int main() {
+  // Lesson 03's setup: seed 123, then W_query, W_key, W_value from rand.
+  const Tensor embedded_sentence = lesson::embedded_sentence();
+  manual_seed(123);
+  const int64_t d_k = 2;
+  const Tensor W_query = nn::Parameter(rand({3, 2}));
+  const Tensor W_key = nn::Parameter(rand({3, 2}));
+  const Tensor W_value = nn::Parameter(rand({3, 4}));
+  const Tensor query_2 = matmul(raw::select(embedded_sentence, 0, 1), W_query);  // (2,)
+  const Tensor keys = matmul(embedded_sentence, W_key);                          // (6, 2)
+  const Tensor values = matmul(embedded_sentence, W_value);                      // (6, 4)
+
+  lesson::banner("1. One unnormalised weight: omega_24");
+  // >>> omega_24 = query_2.dot(keys[4])
+  const Tensor omega_24 = matmul(query_2, select(keys, 0, 4));  // (2,) . (2,) -> ()
+  lesson::show("omega_24", omega_24);
+  std::cout << "How much does word 2 ('is') care about word 5 ('dessert')? query_2 . key_5.\n";
+  lesson::expect_prints(omega_24, "tensor(1.2903)", "omega_24 = 1.2903");
+
+  lesson::banner("2. All six: omega_2");
+  // >>> omega_2 = query_2 @ keys.T
+  const Tensor omega_2 = matmul(query_2, transpose(keys, 0, 1));  // (2,) @ (2, 6) -> (6,)
+  lesson::show("omega_2", omega_2);
+  std::cout << "Entry 1 (3.4707) is the query against its own key: 'is' matches itself best.\n";
+  lesson::expect_prints(omega_2, "tensor([-0.6004,  3.4707, -1.5023,  0.4991,  1.2903, -1.3374])",
+                        "omega_2 matches the article");
+
+  lesson::banner("3. Scale by 1/sqrt(d_k), then softmax");
+  // >>> attention_weights_2 = F.softmax(omega_2 / d_k**0.5, dim=0)
+  const Tensor attention_weights_2 =
+      softmax(omega_2 / static_cast<float>(std::sqrt(static_cast<double>(d_k))), 0);
+  lesson::show("attention_weights_2", attention_weights_2);
+  const float total = raw::sum(attention_weights_2).item<float>();
+  std::cout << "The weights sum to " << total << ": the softmax makes a probability\n"
+            << "distribution over the six words. 'is' puts 69% of its attention on itself.\n"
+            << "Without the 1/sqrt(d_k) the largest weight would be "
+            << raw::max(raw::softmax(omega_2, 0)).item<float>()
+            << ": sharper, and a\nsharper softmax passes back smaller gradients.\n";
+  lesson::expect_prints(attention_weights_2,
+                        "tensor([0.0386, 0.6870, 0.0204, 0.0840, 0.1470, 0.0229])",
+                        "attention_weights_2 matches the article");
+  lesson::expect(std::fabs(total - 1.0f) < 1e-6f, "the weights sum to 1");
+
+  lesson::banner("4. The context vector");
+  // >>> context_vector_2 = attention_weights_2 @ values
+  const Tensor context_vector_2 = matmul(attention_weights_2, values);  // (6,) @ (6, 4) -> (4,)
+  lesson::show("context_vector_2", context_vector_2);
+  std::cout << "A weighted average of the six value vectors: mostly value_2 (weight 0.687),\n"
+               "with a little of the others. This 4-vector is the new representation of 'is',\n"
+               "informed by the words it attended to.\n";
+  lesson::expect_prints(context_vector_2, "tensor([0.5313, 1.3607, 0.7891, 1.3110])",
+                        "context_vector_2 matches the article");
+  return lesson::finish();
+}

@@ -1,0 +1,63 @@
+// Lesson 07: cross-attention: queries from one sequence, keys and values from another.
+//
+// What you will learn:
+//   - the only change from self-attention: Q comes from x_1, K and V from x_2;
+//   - the two sequences may have different lengths (6 and 8 here): the weights are 6 x 8, and
+//     there is one output per token of x_1;
+//   - where it is used: a decoder reading an encoder (translation), text attending to an image;
+//   - CrossAttention(x, x) is exactly self-attention.
+// What comes before: lesson 05 (SelfAttention).
+// Run it: ./build/release/tutorials/07_cross_attention
+#include <iostream>
+
+#include "attention/all.h"
+#include "tutorials/common/lesson.h"
+#include "tutorials/common/sentence.h"
+
+using namespace qkv;
+using namespace qkv::attention;
+
+int main() {
+  const Tensor embedded_sentence = lesson::embedded_sentence();  // (6, 3)
+
+  lesson::banner("1. The module, then a second input");
+  // >>> torch.manual_seed(123)
+  // >>> crossattn = CrossAttention(d_in=3, d_out_kq=2, d_out_v=4)   # weights drawn first
+  // >>> first_input = embedded_sentence
+  // >>> second_input = torch.rand(8, d_in)                          # then the second input
+  manual_seed(123);
+  CrossAttention crossattn(3, 2, 4);
+  const Tensor first_input = embedded_sentence;
+  const Tensor second_input = rand({8, 3});
+  std::cout << "First input shape: " << shape_str(first_input.shape()) << "\n";
+  std::cout << "Second input shape: " << shape_str(second_input.shape()) << "\n";
+
+  lesson::banner("2. Six queries against eight keys");
+  // >>> context_vectors = crossattn(first_input, second_input)
+  const Tensor context_vectors = crossattn(first_input, second_input);  // New: two inputs
+  lesson::show("context_vectors", context_vectors);
+  std::cout << "Output shape: " << shape_str(context_vectors.shape()) << "\n";
+  std::cout << "Weights shape: " << shape_str(crossattn.attention_weights.shape())
+            << ": row i says how much word i of the sentence takes from each of the 8 rows\n"
+               "of the second input. The outputs look alike because the second input is\n"
+               "random noise: every word finds roughly the same mixture in it.\n";
+  lesson::expect_prints(context_vectors,
+                        "tensor([[0.4231, 0.8665, 0.6503, 1.0042],\n"
+                        "        [0.4874, 0.9718, 0.7359, 1.1353],\n"
+                        "        [0.4054, 0.8359, 0.6258, 0.9667],\n"
+                        "        [0.4357, 0.8886, 0.6678, 1.0311],\n"
+                        "        [0.4429, 0.9006, 0.6775, 1.0460],\n"
+                        "        [0.3860, 0.8021, 0.5985, 0.9250]])",
+                        "the 6 x 4 output matches the article");
+  lesson::expect(crossattn.attention_weights.shape() == Shape({6, 8}), "the weights are 6 x 8");
+
+  lesson::banner("3. Cross-attention of a sequence with itself is self-attention");
+  manual_seed(123);
+  SelfAttention sa(3, 2, 4);  // the same seed, the same draws, the same weights
+  const Tensor self_out = sa(embedded_sentence);
+  const Tensor cross_self = crossattn(embedded_sentence, embedded_sentence);
+  lesson::show("crossattn(x, x)", cross_self);
+  lesson::expect(lesson::digits(cross_self) == lesson::digits(self_out),
+                 "CrossAttention(x, x) equals SelfAttention(x) (lesson 05's output)");
+  return lesson::finish();
+}

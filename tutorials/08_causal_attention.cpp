@@ -1,0 +1,97 @@
+// Lesson 08: causal attention: hiding the future, two ways that agree.
+//
+// What you will learn:
+//   - why a language model must not look ahead: it is trained to predict word t+1 from words
+//     0..t, and a peek at t+1 would let it cheat;
+//   - method 1: softmax as usual, multiply by a lower-triangular mask of ones, renormalise
+//     each row to sum to 1;
+//   - method 2: set the future's scores to -inf before the softmax, where e^-inf = 0 hides
+//     them in one step;
+//   - that both give the same weights, and why models use the second (one softmax, exact zeros,
+//     no information about the future even in the normaliser).
+// What comes before: lesson 05 (SelfAttention).
+// Run it: ./build/release/tutorials/08_causal_attention
+#include <cmath>
+#include <iostream>
+
+#include "attention/all.h"
+#include "tutorials/common/lesson.h"
+#include "tutorials/common/sentence.h"
+
+using namespace qkv;
+using namespace qkv::attention;
+
+int main() {
+  const Tensor x = lesson::embedded_sentence();  // (6, 3)
+  // >>> torch.manual_seed(123); W_query, W_key, W_value = rand(3, 2), rand(3, 2), rand(3, 4)
+  manual_seed(123);
+  const int64_t d_out_kq = 2;
+  const Tensor W_query = nn::Parameter(rand({3, d_out_kq}));
+  const Tensor W_key = nn::Parameter(rand({3, d_out_kq}));
+  const Tensor W_value = nn::Parameter(rand({3, 4}));
+  const Tensor keys = matmul(x, W_key), queries = matmul(x, W_query), values = matmul(x, W_value);
+  const float root_d = static_cast<float>(std::sqrt(static_cast<double>(d_out_kq)));
+
+  lesson::banner("1. The scores and the ordinary weights");
+  // >>> attn_scores = queries @ keys.T
+  // >>> attn_weights = torch.softmax(attn_scores / d_out_kq**0.5, dim=1)
+  const Tensor attn_scores = matmul(queries, transpose(keys, 0, 1));  // (6, 6)
+  const Tensor attn_weights = softmax(attn_scores / root_d, 1);
+  lesson::show("attn_scores", attn_scores);
+  lesson::show("attn_weights", attn_weights);
+  std::cout << "Row 0 ('Life') spreads its attention over all six words, including the five\n"
+               "that come after it. For next-word prediction that is cheating.\n";
+
+  lesson::banner("2. Method 1: multiply by tril, then renormalise");
+  // >>> mask_simple = torch.tril(torch.ones(block_size, block_size))
+  // >>> masked_simple = attn_weights * mask_simple
+  // >>> masked_simple_norm = masked_simple / masked_simple.sum(dim=1, keepdim=True)
+  const Tensor mask_simple = raw::tril(ones({6, 6}));
+  const Tensor masked_simple = attn_weights * mask_simple;
+  const Tensor masked_simple_norm = masked_simple / sum(masked_simple, 1, true);
+  lesson::show("mask_simple", mask_simple);
+  lesson::show("masked_simple", masked_simple);
+  lesson::show("masked_simple_norm", masked_simple_norm);
+  std::cout << "After zeroing the future, row 1 sums to 0.0386 + 0.6870; dividing by that sum\n"
+               "makes it a distribution again: 0.0532 and 0.9468.\n";
+  const std::string causal_weights =
+      "tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.0532, 0.9468, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.3862, 0.1214, 0.4924, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.2232, 0.3242, 0.2078, 0.2449, 0.0000, 0.0000],\n"
+      "        [0.1536, 0.3145, 0.1325, 0.1849, 0.2145, 0.0000],\n"
+      "        [0.1973, 0.0247, 0.3102, 0.1132, 0.0751, 0.2794]])";
+  lesson::expect_prints(masked_simple_norm, causal_weights, "method 1 matches the article");
+
+  lesson::banner("3. Method 2: -inf before the softmax");
+  // >>> mask = torch.triu(torch.ones(block_size, block_size), diagonal=1)
+  // >>> masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
+  // >>> attn_weights = torch.softmax(masked / d_out_kq**0.5, dim=1)
+  const Tensor mask = raw::triu(ones({6, 6}, Dtype::boolean), 1);   // true above the diagonal
+  const Tensor masked = masked_fill(attn_scores, mask, -INFINITY);  // New: -inf hides a score
+  const Tensor causal = softmax(masked / root_d, 1);
+  lesson::show("masked", masked);
+  lesson::show("attn_weights", causal);
+  std::cout << "e^-inf = 0, so the future gets weight exactly 0, and the softmax normalises\n"
+               "over the visible words only: no second step.\n";
+  lesson::expect_prints(causal, causal_weights, "method 2 matches the article");
+  lesson::expect(lesson::digits(causal) == lesson::digits(masked_simple_norm),
+                 "both methods print the same weights");
+
+  lesson::banner("4. The CausalAttention module, both ways");
+  manual_seed(123);
+  CausalAttention by_inf(3, 2, 4, CausalMasking::negative_infinity);
+  manual_seed(123);
+  CausalAttention by_multiply(3, 2, 4, CausalMasking::multiply_and_renormalise);
+  const Tensor out_inf = by_inf(x), out_multiply = by_multiply(x);
+  lesson::show("CausalAttention (-inf)", out_inf);
+  const float max_diff = raw::max(raw::abs(raw::sub(out_inf, out_multiply))).item<float>();
+  std::cout << "largest difference between the methods: " << max_diff
+            << " (rounding: method 1 divides by a row sum)\n";
+  std::cout << "Row 0 of the output is value 0 itself: 'Life' can only see 'Life'.\n";
+  lesson::expect(max_diff < 1e-6f, "the module's two methods agree to 1e-6");
+  lesson::expect(
+      lesson::digits(raw::select(out_inf, 0, 0)) == lesson::digits(raw::select(values, 0, 0)),
+      "the first word's output is its own value vector");
+  return lesson::finish();
+}

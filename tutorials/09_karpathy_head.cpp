@@ -1,0 +1,102 @@
+// Lesson 09: one head of masked self-attention over a batch, as in Andrej Karpathy's
+// "Let's build GPT".
+//
+// What you will learn:
+//   - attention over a batch (B, T, C) = (4, 8, 32): key, query and value are Linear layers
+//     without bias, created in that order after torch.manual_seed(1337);
+//   - wei = q @ k^T is (B, T, T): every query against every key, for all 4 sequences at once;
+//   - the tril mask makes row t see only tokens 0..t, so the 8 rows of one sequence are 8
+//     training examples of "predict the next token from what came before", trained together;
+//   - why the Head scales by head_size^-0.5.
+// What comes before: lesson 08 (causal masking).
+// Run it: ./build/release/tutorials/09_karpathy_head
+#include <iostream>
+
+#include "attention/all.h"
+#include "tutorials/common/lesson.h"
+
+using namespace qkv;
+using namespace qkv::attention;
+
+int main() {
+  lesson::banner("1. A batch and three Linear layers");
+  // >>> torch.manual_seed(1337)
+  // >>> B, T, C = 4, 8, 32
+  // >>> x = torch.randn(B, T, C)
+  // >>> head_size = 16
+  // >>> key = nn.Linear(C, head_size, bias=False)
+  // >>> query = nn.Linear(C, head_size, bias=False)
+  // >>> value = nn.Linear(C, head_size, bias=False)
+  manual_seed(1337);
+  const int64_t B = 4, T = 8, C = 32, head_size = 16;
+  const Tensor x = randn({B, T, C});
+  nn::Linear key(C, head_size, false), query(C, head_size, false), value(C, head_size, false);
+  std::cout << "x " << shape_str(x.shape()) << ": 4 sequences of 8 tokens, 32 numbers each\n";
+
+  lesson::banner("2. Scores for every pair, then the mask");
+  // >>> k = key(x); q = query(x)                        # (B, T, 16)
+  // >>> wei = q @ k.transpose(-2, -1)                   # (B, T, 16) @ (B, 16, T) -> (B, T, T)
+  // >>> tril = torch.tril(torch.ones(T, T))
+  // >>> wei = wei.masked_fill(tril == 0, float('-inf'))
+  // >>> wei = F.softmax(wei, dim=-1)
+  // >>> v = value(x); out = wei @ v
+  const Tensor k = key(x), q = query(x), v = value(x);
+  AttentionOptions options;
+  options.causal = true;  // the tril mask
+  options.scale = 1.0;    // the video's first version has no scaling yet
+  const AttentionOutput a = scaled_dot_product_attention(q, k, v, options);
+  const Tensor wei0 = raw::select(a.weights, 0, 0);
+  std::cout << "out.shape: " << shape_str(a.output.shape()) << "\n";
+  lesson::show("wei[0]", wei0);
+  lesson::expect_prints(
+      wei0,
+      "tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.1574, 0.8426, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.2088, 0.1646, 0.6266, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.5792, 0.1187, 0.1889, 0.1131, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.0294, 0.1052, 0.0469, 0.0276, 0.7909, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.0176, 0.2689, 0.0215, 0.0089, 0.6812, 0.0019, 0.0000, 0.0000],\n"
+      "        [0.1691, 0.4066, 0.0438, 0.0416, 0.1048, 0.2012, 0.0329, 0.0000],\n"
+      "        [0.0210, 0.0843, 0.0555, 0.2297, 0.0573, 0.0709, 0.2423, 0.2391]])",
+      "wei[0] is the matrix in the video");
+  lesson::expect_prints(raw::narrow(raw::narrow(raw::select(a.output, 0, 0), 0, 0, 2), 1, 0, 4),
+                        "tensor([[-0.1571,  0.8801,  0.1615, -0.7824],\n"
+                        "        [ 0.6764, -0.5477, -0.2478,  0.3143]])",
+                        "out[0, :2, :4] matches PyTorch");
+
+  lesson::banner("3. Reading wei[0] row by row");
+  std::cout
+      << "Row t is what token t sees when it predicts token t+1:\n"
+         "  row 0: only itself (1.0000): the first token has no past.\n"
+         "  row 1: tokens 0 and 1; it finds token 1 more interesting (0.8426).\n"
+         "  row 4: tokens 0..4, and 79% of its attention goes to itself.\n"
+         "  row 7: all eight tokens; the weights spread over 3, 6 and 7.\n"
+         "Everything above the diagonal is exactly 0: a score of -inf became e^-inf = 0, so\n"
+         "token t's output is a mix of values 0..t only, and its gradient never reaches a\n"
+         "later token. That is why ONE matrix product q @ k^T trains all 8 predictions of a\n"
+         "sequence at once: each row is its own honest example, computed in parallel, and the\n"
+         "mask keeps any row from reading its own answer.\n";
+  bool upper_zero = true;
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = i + 1; j < T; ++j) upper_zero = upper_zero && wei0.at({i, j}) == 0.0f;
+  lesson::expect(upper_zero, "every weight above the diagonal is exactly 0");
+
+  lesson::banner("4. Scaled attention: the Head module");
+  // Variance: q . k sums head_size products of unit-variance numbers, so its variance is about
+  // head_size. Multiplying by head_size^-0.5 brings it back to ~1 and keeps the softmax from
+  // saturating into one-hot rows at initialisation.
+  manual_seed(1337);
+  const Tensor x_again = randn({B, T, C});
+  Head head(C, head_size);  // New: key, query, value inside a Module, scaled by 16^-0.5
+  const Tensor out = head(x_again);
+  lesson::show("head.attention_weights[0]", raw::select(head.attention_weights, 0, 0));
+  std::cout << "The same rows, flatter: row 1 is now 0.3966 / 0.6034 instead of 0.1574 / 0.8426.\n";
+  lesson::expect(lesson::digits(raw::select(raw::select(head.attention_weights, 0, 0), 0, 1)) ==
+                     "tensor([0.3966, 0.6034, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000])",
+                 "the scaled weights of row 1 match PyTorch (0.3966, 0.6034)");
+  lesson::expect_prints(raw::narrow(raw::narrow(raw::select(out, 0, 0), 0, 0, 2), 1, 0, 4),
+                        "tensor([[-0.1571,  0.8801,  0.1615, -0.7824],\n"
+                        "        [ 0.4397, -0.1423, -0.1316,  0.0029]])",
+                        "the head's out[0, :2, :4] matches PyTorch (row 0 is value 0 either way)");
+  return lesson::finish();
+}

@@ -1,0 +1,59 @@
+// lesson.h: what every lesson uses to print and to check itself.
+//
+//   banner("3. The attention weights");   a section title
+//   show("omega_2", t);                    prints "omega_2:" and t as PyTorch prints it
+//   expect_prints(t, "tensor([...])");     t's digits are exactly what PyTorch printed
+//   expect(ok, "what was checked");        any other check
+//   return finish();                       exit status: 0 only if every check passed
+// A lesson is also a ctest test: one wrong number fails it.
+#pragma once
+
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "autograd/all.h"
+
+namespace lesson {
+
+inline int& failures() {
+  static int n = 0;
+  return n;
+}
+
+inline void banner(const std::string& title) {
+  std::cout << "\n=== " << title << " ===\n";
+}
+
+inline void expect(bool ok, const std::string& what) {
+  std::cout << (ok ? "  [ok] " : "  [FAILED] ") << what << "\n";
+  if (!ok) ++failures();
+}
+
+inline void show(const std::string& name, const qkv::Tensor& t) {
+  std::cout << name << ":\n" << t << "\n";
+}
+
+// How t prints without its grad_fn / requires_grad suffix: the digits a learner compares.
+inline std::string digits(const qkv::Tensor& t) {
+  std::ostringstream os;
+  os << qkv::detach(t);
+  return os.str();
+}
+
+// Checks that t prints exactly as PyTorch printed it (values copied from PyTorch's output,
+// tools/gen_tutorial_reference.py).
+inline void expect_prints(const qkv::Tensor& t, const std::string& pytorch,
+                          const std::string& what) {
+  const std::string ours = digits(t);
+  expect(ours == pytorch, what);
+  if (ours != pytorch)
+    std::cout << "  PyTorch printed:\n" << pytorch << "\n  qkv printed:\n" << ours << "\n";
+}
+
+inline int finish() {
+  std::cout << "\n" << (failures() == 0 ? "All checks passed." : "Some checks FAILED.") << "\n";
+  return failures() == 0 ? 0 : 1;
+}
+
+}  // namespace lesson
