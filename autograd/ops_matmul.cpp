@@ -46,7 +46,17 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                   const Tensor am = raw::reshape(a.get(), a2), bm = raw::reshape(b.get(), b2);
                   Tensor da, db;
                   if (need_a) da = raw::matmul(d, raw::transpose(bm, -2, -1));  // (..., M, K)
-                  if (need_b) db = raw::matmul(raw::transpose(am, -2, -1), d);  // (..., K, N)
+                  if (need_b && bm.dim() == 2 && am.dim() > 2) {
+                    // A weight shared by a batch (a Linear layer): its gradient sums over every
+                    // row of the batch, so fold the batch into one product with K' = rows:
+                    // (K, rows) @ (rows, N), instead of a (batch, K, N) result summed after.
+                    const int64_t K = am.size(-1), N = d.size(-1);
+                    const Tensor a_rows = raw::reshape(am, {am.numel() / K, K});
+                    const Tensor d_rows = raw::reshape(d, {d.numel() / N, N});
+                    db = raw::matmul(raw::transpose(a_rows, 0, 1), d_rows);  // (K, N)
+                  } else if (need_b) {
+                    db = raw::matmul(raw::transpose(am, -2, -1), d);  // (..., K, N)
+                  }
                   // A vector b (K,) has db (..., K, 1): drop the column so the engine can sum
                   // the batch dims down to (K,). (A vector a's (..., 1, K) already broadcasts.)
                   if (need_b && b.get().dim() == 1) db = raw::squeeze(db, -1);

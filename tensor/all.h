@@ -1,6 +1,7 @@
 // all.h: the whole tensor floor in one include, for programs and tests.
 #pragma once
 
+#include "tensor/allocator.h"
 #include "tensor/elementwise.h"
 #include "tensor/error.h"
 #include "tensor/factory.h"

@@ -47,10 +47,31 @@ Operands prepare(const Tensor& a_in, const Tensor& b_in, std::string_view op) {
 // (transposed or broadcast operands are never copied). c is contiguous (..., M, N).
 void run(const Operands& o, float* c, bool accumulate) {
   const int64_t batches = shape_numel(o.batch);
+  const int64_t nb = static_cast<int64_t>(o.batch.size());
+  // Folding: when B is shared by the whole batch (a Linear layer's weight against (B, T, C)
+  // activations) and A's batch rows lie at one even stride, the batch is just more rows of A:
+  // one (batches * M, K) @ (K, N) product instead of `batches` small ones, with B packed once.
+  bool b_shared = true, a_rows_even = true;
+  int64_t row_stride = o.a.stride(-2), expected = o.M * o.a.stride(-2);
+  for (int64_t d = nb - 1; d >= 0; --d) {
+    b_shared = b_shared && o.b.strides()[d] == 0;
+    a_rows_even = a_rows_even && (o.batch[d] == 1 || o.a.strides()[d] == expected);
+    expected *= o.batch[d];
+  }
+  if (batches > 1 && b_shared && a_rows_even && (o.M == 1 || row_stride != 0)) {
+    GemmBatch one;
+    one.a.push_back(reinterpret_cast<const float*>(o.a.impl().storage->data()) +
+                    o.a.storage_offset());
+    one.b.push_back(reinterpret_cast<const float*>(o.b.impl().storage->data()) +
+                    o.b.storage_offset());
+    one.c.push_back(c);
+    gemm_batched(batches * o.M, o.N, o.K, row_stride, o.a.stride(-1), o.b.stride(-2),
+                 o.b.stride(-1), one, o.N, accumulate);
+    return;
+  }
   GemmBatch batch;
   const float* pa = reinterpret_cast<const float*>(o.a.impl().storage->data());
   const float* pb = reinterpret_cast<const float*>(o.b.impl().storage->data());
-  const int64_t nb = static_cast<int64_t>(o.batch.size());
   for (int64_t t = 0; t < batches; ++t) {
     int64_t oa = o.a.storage_offset(), ob = o.b.storage_offset();
     for (int64_t d = nb - 1, rem = t; d >= 0; --d) {  // batch index -> offsets (stride 0 repeats)

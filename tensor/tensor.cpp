@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "tensor/allocator.h"
 #include "tensor/iterate.h"
 
 namespace qkv {
@@ -32,13 +33,11 @@ std::string dtype_name(Dtype dtype) {
   return "?";
 }
 
-Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
-  // Never allocate zero bytes: a valid pointer keeps data_ptr() of an empty tensor harmless.
-  data_ = static_cast<std::byte*>(::operator new (nbytes == 0 ? 64 : nbytes, std::align_val_t{64}));
-}
+// Memory comes from the block cache of allocator.h (large blocks are reused, not refaulted).
+Storage::Storage(size_t nbytes) : data_(allocate_bytes(nbytes)), nbytes_(nbytes) {}
 
 Storage::~Storage() {
-  ::operator delete (data_, std::align_val_t{64});
+  free_bytes(data_, nbytes_);
 }
 
 Shape contiguous_strides(const Shape& shape) {

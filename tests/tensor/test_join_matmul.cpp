@@ -98,7 +98,9 @@ INSTANTIATE_TEST_SUITE_P(
                       MatmulCase{{3}, {6, 3, 4}, {6, 4}},                 // vector @ batch
                       MatmulCase{{33, 1}, {1, 17}, {33, 17}},             // K = 1
                       MatmulCase{{0, 3}, {3, 4}, {0, 4}},                 // empty
-                      MatmulCase{{7, 33}, {33, 129}, {7, 129}}));         // awkward sizes
+                      MatmulCase{{7, 33}, {33, 129}, {7, 129}},           // awkward sizes
+                      MatmulCase{{3, 5, 7, 33}, {33, 9}, {3, 5, 7, 9}},   // folded batch
+                      MatmulCase{{6, 1, 9}, {9, 4}, {6, 1, 4}}));         // folded, M = 1
 
 TEST(Matmul, TransposedOperandsAreReadThroughTheirStrides) {
   Generator g(4);
@@ -106,6 +108,34 @@ TEST(Matmul, TransposedOperandsAreReadThroughTheirStrides) {
   Tensor scores = raw::matmul(q, raw::transpose(k, -2, -1));  // (2, 6, 6) = q k^T
   Tensor expected = raw::matmul(q, raw::contiguous(raw::transpose(k, -2, -1)));
   EXPECT_TRUE(testing::tensor_near(scores, expected, 1e-6));
+}
+
+// A weight shared by a batch is multiplied as one tall product (folding); these layouts must
+// fold only when the batch rows really lie at one even stride, else run batch by batch.
+TEST(Matmul, FoldedAndUnfoldableBatchesAgreeWithTheOracle) {
+  Generator g(5);
+  const Tensor w = randn({6, 5}, &g);
+  const Tensor big = randn({4, 7, 9}, &g);
+  const std::vector<Tensor> as = {
+      raw::narrow(big, 2, 1, 6),                         // rows of stride 9: folds
+      raw::narrow(raw::narrow(big, 2, 0, 6), 1, 2, 3),   // batches 63 apart, rows 9: no fold
+      raw::transpose(randn({4, 6, 3}, &g), 1, 2),        // transposed rows: no fold
+      raw::expand(randn({1, 3, 6}, &g), {4, 3, 6}),      // broadcast batch: no fold
+      raw::narrow(raw::narrow(big, 2, 0, 6), 1, 0, 7)};  // a full-height slice: folds
+  for (size_t i = 0; i < as.size(); ++i) {
+    const Tensor& a = as[i];
+    const Tensor wb = raw::expand(w, {a.size(0), 6, 5});
+    EXPECT_TRUE(
+        testing::values_near(raw::matmul(a, w).to_vector<double>(), naive_bmm(a, wb), 1e-4, 1e-5))
+        << "case " << i;
+    // And accumulate into an existing output.
+    Tensor out = ones({a.size(0), a.size(1), 5});
+    raw::matmul_out(a, w, out, true);
+    std::vector<double> expected = naive_bmm(a, wb);
+    for (double& e : expected) e += 1;
+    EXPECT_TRUE(testing::values_near(out.to_vector<double>(), expected, 1e-4, 1e-5))
+        << "case " << i;
+  }
 }
 
 }  // namespace

@@ -60,8 +60,7 @@ TEST(Random, TheDocumentedFacts) {
 TEST(Random, SecondNormalIsCachedAcrossCalls) {
   manual_seed(7);
   Tensor a = randn({3}), b = randn({3}), c = randn({1});
-  EXPECT_TRUE(
-      testing::tensor_near(raw::cat({a, b, c}), {7}, to_double(kTorchRandnCached), 0.0));
+  EXPECT_TRUE(testing::tensor_near(raw::cat({a, b, c}), {7}, to_double(kTorchRandnCached), 0.0));
 }
 
 TEST(Random, ReseedForgetsTheCachedNormal) {

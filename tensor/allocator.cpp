@@ -1,0 +1,105 @@
+// allocator.cpp: a size-class cache of large blocks in front of operator new (see allocator.h).
+#include "tensor/allocator.h"
+
+#include <bit>
+#include <map>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define QKV_NO_BLOCK_CACHE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define QKV_NO_BLOCK_CACHE 1
+#endif
+#endif
+
+namespace qkv {
+namespace {
+
+constexpr size_t kMinCached = size_t{1} << 20;  // 1 MiB: smaller blocks go straight to new
+constexpr size_t kMaxCache = size_t{1} << 30;   // 1 GiB of idle blocks at most
+constexpr std::align_val_t kAlign{64};          // a cache line; what the GEMM's loads like
+
+// Rounds a large size up to one of four classes per power of two (2^k, 1.25, 1.5, 1.75 x 2^k),
+// so a block serves requests up to 25% smaller than itself, and sizes that differ by a few
+// bytes (a (B, T, T) tensor for T and T + 1) still share a class.
+size_t size_class(size_t nbytes) {
+  const size_t step = std::bit_floor(nbytes) / 4;
+  return (nbytes + step - 1) / step * step;
+}
+
+struct BlockCache {
+  std::mutex mutex;
+  std::map<size_t, std::vector<std::byte*>> free_blocks;  // by size class
+  size_t bytes = 0;
+};
+
+// Never destroyed: tensors that outlive main's statics may still free into it.
+BlockCache& cache() {
+  static BlockCache* c = new BlockCache;
+  return *c;
+}
+
+}  // namespace
+
+std::byte* allocate_bytes(size_t nbytes) {
+  if (nbytes == 0) nbytes = 64;  // a valid pointer keeps data_ptr() of an empty tensor harmless
+#ifndef QKV_NO_BLOCK_CACHE
+  if (nbytes >= kMinCached) {
+    const size_t cls = size_class(nbytes);
+    BlockCache& c = cache();
+    {
+      std::lock_guard<std::mutex> lock(c.mutex);
+      auto it = c.free_blocks.find(cls);
+      if (it != c.free_blocks.end() && !it->second.empty()) {
+        std::byte* block = it->second.back();
+        it->second.pop_back();
+        c.bytes -= cls;
+        return block;
+      }
+    }
+    return static_cast<std::byte*>(::operator new(cls, kAlign));
+  }
+#endif
+  return static_cast<std::byte*>(::operator new(nbytes, kAlign));
+}
+
+void free_bytes(std::byte* data, size_t nbytes) {
+  if (nbytes == 0) nbytes = 64;
+#ifndef QKV_NO_BLOCK_CACHE
+  if (nbytes >= kMinCached) {
+    const size_t cls = size_class(nbytes);
+    BlockCache& c = cache();
+    {
+      std::lock_guard<std::mutex> lock(c.mutex);
+      if (c.bytes + cls <= kMaxCache) {
+        c.free_blocks[cls].push_back(data);
+        c.bytes += cls;
+        return;
+      }
+    }
+    ::operator delete(data, kAlign);
+    return;
+  }
+#endif
+  ::operator delete(data, kAlign);
+}
+
+void empty_cache() {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  for (auto& [cls, blocks] : c.free_blocks)
+    for (std::byte* b : blocks) ::operator delete(b, kAlign);
+  c.free_blocks.clear();
+  c.bytes = 0;
+}
+
+size_t cached_bytes() {
+  BlockCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.bytes;
+}
+
+}  // namespace qkv
