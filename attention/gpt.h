@@ -1,0 +1,53 @@
+// gpt.h: the transformer block and the tiny GPT, built exactly as
+// shared/reference/tiny_gpt_reference.py builds them, so the same seed gives the same model
+// and a checkpoint moves between the two by name.
+//
+// Legend: B batch, T positions (<= block), C = n_embd, H = n_head, D = C / H, V vocabulary.
+//
+//   GPT:    x = tok(idx) + pos(0..T-1)                      (B, T, C)
+//           x = blocks(x); logits = head(ln_f(x))            (B, T, V)
+//   Block:  x = x + o(attention(ln1(x)))                     pre-LayerNorm, residual
+//           x = x + proj(gelu(fc(ln2(x))))                   MLP of width 4C, exact GELU
+//   attention: q, k, v = Linear(C, C) each, split into H heads of D, causal softmax over
+//           q k^T / sqrt(D) (the causal mask can be switched off: the lesson of lesson 10).
+// Parameter names: tok.weight, pos.weight, blocks.0.ln1.weight, blocks.0.q.weight, ...,
+// ln_f.weight, head.weight: torch's state_dict keys for the reference model.
+#pragma once
+
+#include "attention/core.h"
+
+namespace qkv::attention {
+
+struct GPTConfig {
+  int64_t vocab_size = 0;
+  int64_t n_embd = 64, n_head = 4, n_layer = 2, block = 32;
+  bool causal = true;
+};
+
+class Block : public nn::UnaryModule {
+ public:
+  Block(int64_t n_embd, int64_t n_head, bool causal);
+  Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
+  Tensor attention(const Tensor& x);         // the attention sublayer alone, o included
+  std::shared_ptr<nn::LayerNorm> ln1, ln2;
+  std::shared_ptr<nn::Linear> q, k, v, o, fc, proj;
+  int64_t n_head;
+  bool causal;
+  Tensor attention_weights;  // of the last forward, without history: (B, H, T, T)
+};
+
+class GPT : public nn::Module {
+ public:
+  explicit GPT(const GPTConfig& config);
+  Tensor forward(const Tensor& idx);  // int64 (B, T) -> logits (B, T, V)
+  Tensor operator()(const Tensor& idx) { return forward(idx); }
+  void set_causal(bool causal);  // every block at once
+  Block& block(int64_t i) const { return *blocks->at<Block>(static_cast<size_t>(i)); }
+  GPTConfig config;
+  std::shared_ptr<nn::Embedding> tok, pos;
+  std::shared_ptr<nn::ModuleList> blocks;
+  std::shared_ptr<nn::LayerNorm> ln_f;
+  std::shared_ptr<nn::Linear> head;
+};
+
+}  // namespace qkv::attention

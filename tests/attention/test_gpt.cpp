@@ -1,0 +1,125 @@
+// test_gpt.cpp: the tiny GPT against shared/reference/tiny_gpt_reference.py (values from
+// tools/gen_gpt_reference.py): the same parameter names, bit-identical initial weights, the
+// same losses over the first AdamW steps; the character tokenizer and the batches; and the
+// causal promise end to end (no future token changes a logit, with the mask on).
+#include "attention/all.h"
+#include "tests/testing.h"
+
+namespace qkv::attention {
+namespace {
+#include "tests/attention/torch_gpt_reference.inc"
+
+std::string bottles_text() {
+  std::string text;
+  for (int i = 99; i >= 1; --i)
+    text += std::to_string(i) + " bottles of beer on the wall, " + std::to_string(i) +
+            " bottles of beer.\n";
+  return text;
+}
+
+TEST(TinyGpt, ParameterNamesShapesAndInitialWeightsAreTheReferences) {
+  const CharTokenizer tok(bottles_text());
+  ASSERT_EQ(tok.vocab_size(), kGptVocab);
+  manual_seed(1337);
+  GPT m(GPTConfig{tok.vocab_size(), 64, 4, 2, 32, true});
+  const auto params = m.named_parameters();
+  ASSERT_EQ(params.size(), kGptInit.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const GptParam& ref = kGptInit[i];
+    EXPECT_EQ(params[i].first, ref.name);
+    EXPECT_EQ(params[i].second.shape(), Shape(ref.shape)) << ref.name;
+    const auto v = params[i].second.to_vector<float>();
+    for (size_t j = 0; j < ref.first.size(); ++j)
+      EXPECT_EQ(v[j], ref.first[j]) << ref.name << "[" << j << "]";
+    double sum = 0;
+    for (float x : v) sum += x;
+    EXPECT_NEAR(sum, ref.sum, 1e-9 * static_cast<double>(v.size())) << ref.name;
+  }
+}
+
+TEST(TinyGpt, FirstFiveAdamWStepsMatchTheReference) {
+  const std::string text = bottles_text();
+  const CharTokenizer tok(text);
+  const TextSplit split = split_90_10(tok.encode(text));
+  manual_seed(1337);
+  GPT m(GPTConfig{tok.vocab_size(), 64, 4, 2, 32, true});
+  nn::AdamW opt(m.parameters(), 1e-3);
+  Generator g(1337);
+  for (size_t step = 0; step < kGptLosses.size(); ++step) {
+    const Batch b = get_batch(split.train, 32, 16, g);
+    const Tensor loss =
+        cross_entropy(view(m(b.x), {16 * 32, tok.vocab_size()}), raw::view(b.y, {16 * 32}));
+    // Step 0 is the same model on the same batch: equal to float rounding. Later steps add
+    // AdamW's arithmetic, where torch fuses some multiply-adds: still within 1e-5.
+    EXPECT_NEAR(loss.item<float>(), kGptLosses[step], step == 0 ? 2e-6 : 1e-5) << "step " << step;
+    opt.zero_grad();
+    backward(loss);
+    opt.step();
+  }
+}
+
+TEST(TinyGpt, TheCausalMaskKeepsTheFutureOut) {
+  manual_seed(3);
+  GPT m(GPTConfig{11, 16, 2, 2, 12, true});
+  Generator g(4);
+  const Tensor x = randint(11, {2, 12}, &g);
+  Tensor changed = raw::clone(x);
+  for (int64_t t = 8; t < 12; ++t) changed.at<int64_t>({0, t}) = (x.at<int64_t>({0, t}) + 1) % 11;
+  {
+    NoGradGuard no_grad;
+    const Tensor a = m(x), b = m(changed);
+    // Positions 0..7 of sequence 0 (and all of sequence 1) are bit-identical.
+    EXPECT_TRUE(testing::tensor_equal(raw::narrow(a, 1, 0, 8), raw::narrow(b, 1, 0, 8)));
+    EXPECT_FALSE(testing::tensor_equal(raw::narrow(a, 1, 8, 4), raw::narrow(b, 1, 8, 4)));
+    m.set_causal(false);  // without the mask, the future leaks into every position
+    const Tensor c = m(x), d = m(changed);
+    EXPECT_FALSE(testing::tensor_equal(raw::narrow(c, 1, 0, 8), raw::narrow(d, 1, 0, 8)));
+  }
+}
+
+TEST(TinyGpt, RejectsBadInput) {
+  EXPECT_THROW(GPT(GPTConfig{10, 10, 3, 1, 8, true}), Error);  // 10 % 3 != 0
+  EXPECT_THROW(GPT(GPTConfig{0, 8, 2, 1, 8, true}), Error);
+  manual_seed(0);
+  GPT m(GPTConfig{5, 8, 2, 1, 4, true});
+  EXPECT_THROW(m(zeros({1, 5}, Dtype::int64)), Error);    // T > block
+  EXPECT_THROW(m(full({1, 3}, 5, Dtype::int64)), Error);  // id >= vocab
+  EXPECT_THROW(m(zeros({1, 3})), Error);                  // not int64
+}
+
+TEST(TextData, TokenizerSortsCodePointsAndRoundTrips) {
+  const std::string text =
+      "b\xc3\xa9"
+      "a b\n\xe2\x82\xac";  // "béa b\n€"
+  const CharTokenizer tok(text);
+  // Sorted by code point: '\n' (10), ' ' (32), 'a', 'b', 'é' (U+E9), '€' (U+20AC).
+  EXPECT_EQ(tok.chars(), (std::vector<char32_t>{U'\n', U' ', U'a', U'b', U'\u00e9', U'\u20ac'}));
+  const Tensor ids = tok.encode(text);
+  EXPECT_EQ(ids.to_vector<int64_t>(), (std::vector<int64_t>{3, 4, 2, 1, 3, 0, 5}));
+  EXPECT_EQ(tok.decode(ids.to_vector<int64_t>()), text);
+  EXPECT_THROW(tok.encode("z"), Error);
+  EXPECT_THROW(decode_utf8("ab\xff"), Error);        // not a lead byte
+  EXPECT_THROW(decode_utf8("\xc3"), Error);          // truncated
+  EXPECT_THROW(decode_utf8("\xc0\xaf"), Error);      // overlong
+  EXPECT_THROW(decode_utf8("\xed\xa0\x80"), Error);  // a surrogate
+}
+
+TEST(TextData, SplitAndBatchesFollowTheReference) {
+  const Tensor ids = arange(int64_t{100});
+  const TextSplit s = split_90_10(ids);
+  EXPECT_EQ(s.train.size(0), 90);
+  EXPECT_EQ(s.val.size(0), 10);
+  Generator g(7), h(7);
+  const Batch b = get_batch(s.train, 8, 3, g);
+  // ix = randint(90 - 8 - 1, (3,)): x rows start at ix, y is x shifted by one.
+  const auto ix = randint(81, {3}, &h).to_vector<int64_t>();
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t t = 0; t < 8; ++t) {
+      EXPECT_EQ(b.x.at<int64_t>({r, t}), ix[static_cast<size_t>(r)] + t);
+      EXPECT_EQ(b.y.at<int64_t>({r, t}), ix[static_cast<size_t>(r)] + t + 1);
+    }
+  EXPECT_THROW(get_batch(s.val, 9, 1, g), Error);  // 10 tokens cannot give block 9 + target
+}
+
+}  // namespace
+}  // namespace qkv::attention
