@@ -52,11 +52,22 @@ void gemm_loop_order(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, 
     }
 }
 
+// The SIMD width the micro-kernel is written for: 16 floats (AVX-512), 8 (AVX2 with FMA), or
+// none (another target: the portable kernel, which compilers still vectorise).
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__)
+#define QKV_GEMM_LANES 16
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__AVX2__) && defined(__FMA__)
+#define QKV_GEMM_LANES 8
+#else
+#define QKV_GEMM_LANES 0
+#endif
+
 namespace {
-// The register tile. 6 x 32 on AVX-512: 6 rows x 2 registers of 16 floats = 12 accumulators,
-// plus 2 registers of B and 1 broadcast of A per step, well inside the 32 registers. Each step
+// The register tile: 6 rows x 2 vector registers. 6 x 32 on AVX-512 (12 accumulators of 16
+// floats, plus 2 registers of B and 1 broadcast of A per step, well inside the 32 registers);
+// 6 x 16 on AVX2, whose 16 registers hold the same 12 + 3 (BLIS's Haswell kernel). Each step
 // of k does 12 FMAs for 8 loads, enough arithmetic per load to keep the FMA units busy.
-constexpr int64_t kMR = 6, kNR = 32;
+constexpr int64_t kMR = 6, kNR = QKV_GEMM_LANES == 8 ? 16 : 32;
 // The cache blocks: an MC x KC block of A (144 KiB) stays in L2 (1 MiB per core here) while
 // the kernel streams KC x NR micro-panels of B (48 KiB) past it, and a KC x NC panel of B
 // (6 MiB) stays in L3. Chosen by measurement on the 2-core Zen 4 (bench/README.md): a larger
@@ -156,34 +167,33 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
   store_tile(acc, c, ldc, add_to_c, m, n);
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__)
+#if QKV_GEMM_LANES > 0
 // The SIMD micro-kernel, written with GCC/Clang vector extensions rather than intrinsics: a
-// `vec16` is 16 floats, one AVX-512 register. It is built where the target has AVX-512 (the
-// default -march=native build on this project's machines); elsewhere the portable kernel,
+// `vec` is one register of QKV_GEMM_LANES floats (16 on AVX-512, 8 on AVX2). It is built where
+// the target has one of them (the default -march=native build); elsewhere the portable kernel,
 // which compilers vectorise well too (bench/README.md, ladder step 4), is the production one.
-// The 6 x 32 tile is twelve named accumulators, c[row][half], so the compiler keeps every one
-// in a register for the whole k loop (an array of them ends up on the stack), and
-// `c += a * b` becomes one fused multiply-add (gemm.cpp is built with -ffp-contract=fast).
-typedef float vec16 __attribute__((vector_size(64)));
-static_assert(kMR == 6 && kNR == 32, "micro_kernel_simd is written for a 6 x 32 tile");
+// The 6 x 2-register tile is twelve named accumulators, c[row][half], so the compiler keeps
+// every one in a register for the whole k loop (an array of them ends up on the stack), and
+// `c += a * b` (a float times a vector: the float is broadcast) becomes one fused multiply-add
+// (gemm.cpp is built with -ffp-contract=fast).
+constexpr int kLanes = QKV_GEMM_LANES;
+typedef float vec __attribute__((vector_size(4 * kLanes)));
+static_assert(kMR == 6 && kNR == 2 * kLanes,
+              "micro_kernel_simd is written for a 6 x 2-register tile");
 
-[[gnu::always_inline]] inline vec16 broadcast(float x) {
-  return vec16{x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
-}
-// One row of the tile, one step of k: c0:c1 += A[i, k] * B[k, 0:32].
-[[gnu::always_inline]] inline void fma_row(vec16& c0, vec16& c1, float a, vec16 b0, vec16 b1) {
-  const vec16 av = broadcast(a);
-  c0 += av * b0;
-  c1 += av * b1;
+// One row of the tile, one step of k: c0:c1 += A[i, k] * B[k, 0:NR].
+[[gnu::always_inline]] inline void fma_row(vec& c0, vec& c1, float a, vec b0, vec b1) {
+  c0 += a * b0;
+  c1 += a * b1;
 }
 
 void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                        float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n) {
-  vec16 c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
+  vec c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
   const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
   for (int64_t k = 0; k < kc; ++k, a += a_ks, b += kNR) {
-    const vec16 b0 = *reinterpret_cast<const vec16*>(b);  // packed B is 64-byte aligned
-    const vec16 b1 = *reinterpret_cast<const vec16*>(b + 16);
+    const vec b0 = *reinterpret_cast<const vec*>(b);  // packed B is 64-byte aligned
+    const vec b1 = *reinterpret_cast<const vec*>(b + kLanes);
     fma_row(c00, c01, a[0], b0, b1);
     fma_row(c10, c11, a[r1], b0, b1);
     fma_row(c20, c21, a[r2], b0, b1);
@@ -191,19 +201,18 @@ void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
     fma_row(c40, c41, a[r4], b0, b1);
     fma_row(c50, c51, a[r5], b0, b1);
   }
-  const vec16 acc[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21},
-                             {c30, c31}, {c40, c41}, {c50, c51}};
+  const vec acc[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
   if (m == kMR && n == kNR) {  // a full tile: straight into C
     for (int64_t i = 0; i < kMR; ++i)
       for (int64_t v = 0; v < 2; ++v) {
-        // C rows need not be 64-byte aligned: memcpy is the portable unaligned load/store.
-        vec16 out = acc[i][v];
+        // C rows need not be aligned: memcpy is the portable unaligned load/store.
+        vec out = acc[i][v];
         if (add_to_c) {
-          vec16 old;
-          std::memcpy(&old, c + i * ldc + 16 * v, sizeof old);
+          vec old;
+          std::memcpy(&old, c + i * ldc + kLanes * v, sizeof old);
           out = old + out;
         }
-        std::memcpy(c + i * ldc + 16 * v, &out, sizeof out);
+        std::memcpy(c + i * ldc + kLanes * v, &out, sizeof out);
       }
     return;
   }
@@ -212,7 +221,8 @@ void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
   store_tile(tile, c, ldc, add_to_c, m, n);
 }
 constexpr MicroKernel kFastKernel = micro_kernel_simd;
-constexpr const char* kFastKernelName = "simd-vector-extensions";
+constexpr const char* kFastKernelName =
+    kLanes == 16 ? "simd-vector-extensions (AVX-512, 6x32)" : "simd-vector-extensions (AVX2, 6x16)";
 #else
 constexpr MicroKernel kFastKernel = micro_kernel_portable;
 constexpr const char* kFastKernelName = "portable";
