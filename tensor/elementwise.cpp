@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "tensor/iterate.h"
+#include "tensor/vector_math.h"
 #include "tensor/view.h"
 
 namespace qkv {
@@ -197,7 +198,9 @@ Tensor gelu(const Tensor& a, GeluApproximation approximate) {
     });
   }
   constexpr float kAlpha = 0.7071067811865476f;  // 1 / sqrt(2)
-  return map_unary(a, "gelu", [](float x) { return 0.5f * x * (1.0f + std::erf(x * kAlpha)); });
+  return map_unary(a, "gelu", [](float x) QKV_INLINE_LAMBDA {
+    return 0.5f * x * (1.0f + detail::vector_erf(x * kAlpha));
+  });
 }
 Tensor sign(const Tensor& a) {
   return map_unary(a, "sign", [](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); });
@@ -212,8 +215,9 @@ Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate) {
   }
   constexpr float kAlpha = 0.7071067811865476f;       // 1 / sqrt(2)
   constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
-  return map_unary(a, "gelu_derivative", [](float x) {
-    return 0.5f * (1.0f + std::erf(x * kAlpha)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+  return map_unary(a, "gelu_derivative", [](float x) QKV_INLINE_LAMBDA {
+    return 0.5f * (1.0f + detail::vector_erf(x * kAlpha)) +
+           x * kInvSqrt2Pi * detail::vector_exp(-0.5f * x * x);
   });
 }
 Tensor clamp(const Tensor& a, std::optional<float> min, std::optional<float> max) {

@@ -8,53 +8,17 @@
 
 #include "tensor/iterate.h"
 #include "tensor/thread_pool.h"
+#include "tensor/vector_math.h"
 
 namespace qkv::raw {
 namespace {
-
-// e^x for the softmax, written so the compiler can run 8 or 16 of them at once (no calls, no
-// branches): Cephes' expf, as in avx_mathfun. x = n ln2 + r with |r| <= ln2 / 2, then
-// e^x = 2^n e^r with e^r from a degree-5 polynomial. Within 2 ulp of the exact value; torch's
-// softmax likewise uses a vectorised exp (SLEEF's), not the C library's.
-inline float exp_for_softmax(float x) {
-  // Clamp to [-88, 88] first so the int conversion below is always defined (a NaN becomes -88
-  // here and is put back at the end). Selected with bit masks rather than `?:` on floats, which
-  // the compiler will not turn into vector code next to arithmetic that may raise a flag.
-  const auto select = [](bool c, float a, float b) {
-    const uint32_t mask = c ? 0xFFFFFFFFu : 0u;
-    return std::bit_cast<float>((std::bit_cast<uint32_t>(a) & mask) |
-                                (std::bit_cast<uint32_t>(b) & ~mask));
-  };
-  float xc = select(x > -88.0f, x, -88.0f);
-  xc = select(xc < 88.0f, xc, 88.0f);
-  // n = round(x / ln2) = floor(x / ln2 + 1/2), floor written as truncation then a fix for
-  // negatives (std::floor would block vectorisation: it may raise a floating-point flag).
-  const float t = xc * 1.44269504088896341f + 0.5f;
-  int32_t n_int = static_cast<int32_t>(t);
-  n_int -= static_cast<float>(n_int) > t ? 1 : 0;
-  const float n = static_cast<float>(n_int);
-  const float r = xc - n * 0.693359375f - n * -2.12194440e-4f;  // x - n ln2, ln2 in two parts
-  const float r2 = r * r;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float er = p * r2 + r + 1.0f;        // e^r
-  const int32_t bits = (n_int + 127) << 23;  // 2^n as a float's bits
-  const float y = er * std::bit_cast<float>(bits);
-  // Far below the smallest normal float the answer is 0 (and a masked -inf score lands here:
-  // its weight must be exactly 0); NaN stays NaN.
-  return select(x >= -87.0f, y, select(x != x, x, 0.0f));
-}
 
 // y[i] = e^(x[i] - m) for a row, and the sum of them. Three plain loops the compiler turns
 // into vector code (subtract, exp, then a sum over kLanes independent accumulators, whose
 // order of additions depends only on n: the same result on any number of threads).
 float exp_and_sum(const float* x, float m, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
-  for (int64_t i = 0; i < n; ++i) y[i] = exp_for_softmax(y[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = detail::vector_exp(y[i]);
   constexpr int kLanes = 16;
   float lane[kLanes] = {};
   int64_t i = 0;

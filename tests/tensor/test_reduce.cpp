@@ -122,6 +122,33 @@ TEST(Reduce, EmptyInputs) {
   EXPECT_TRUE(testing::throws_error([] { raw::max(zeros({0})); }, {"max", "(0,)"}));
 }
 
+// Contiguous tensors take a fast path (rows added along memory, several accumulators); strided
+// ones the general walk. Both must give the double-precision sum, for every dim.
+TEST(Reduce, SumAndMeanFastPathAgreeWithTheStridedPathOnEveryDim) {
+  Generator g(12);
+  const Tensor a = randn({3, 17, 5}, &g);
+  const Tensor strided = raw::transpose(raw::contiguous(raw::transpose(a, 0, 2)), 0, 2);
+  ASSERT_FALSE(strided.is_contiguous());
+  const auto v = a.to_vector<double>();
+  for (int64_t d = 0; d < 3; ++d) {
+    for (bool keepdim : {false, true}) {
+      EXPECT_TRUE(
+          testing::tensor_near(raw::sum(a, d, keepdim), raw::sum(strided, d, keepdim), 1e-6));
+      EXPECT_TRUE(
+          testing::tensor_near(raw::mean(a, d, keepdim), raw::mean(strided, d, keepdim), 1e-6));
+    }
+  }
+  // And against an oracle for the middle dim: out[i, k] = sum_j a[i, j, k].
+  std::vector<double> expected;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t k = 0; k < 5; ++k) {
+      double acc = 0;
+      for (int64_t j = 0; j < 17; ++j) acc += v[static_cast<size_t>((i * 17 + j) * 5 + k)];
+      expected.push_back(acc);
+    }
+  EXPECT_TRUE(testing::tensor_near(raw::sum(a, 1), {3, 5}, expected, 1e-5));
+}
+
 std::vector<double> softmax_oracle(const std::vector<double>& r) {
   double m = -INFINITY, s = 0;
   for (double x : r) m = std::max(m, x);
