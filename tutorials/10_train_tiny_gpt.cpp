@@ -41,7 +41,7 @@ namespace {
 
 struct Options {
   std::string data;  // empty: the built-in corpus
-  int64_t n_embd = 64, n_head = 4, n_layer = 2, block = 32, batch = 16, steps = 600;
+  int64_t n_embd = 64, n_head = 4, n_layer = 2, block = 32, batch = 16, steps = 1500;
   int64_t seed = 1337, threads = 0, eval_batches = 20, log_every = 50;
   double lr = 1e-3;
   bool no_causal = false, compare = true;
@@ -52,7 +52,7 @@ struct Options {
 
 const char* kUsage =
     "usage: 10_train_tiny_gpt [--data FILE] [--n_embd 64] [--n_head 4] [--n_layer 2] [--block 32]\n"
-    "         [--batch 16] [--steps 600] [--lr 1e-3] [--seed 1337] [--threads N] [--eval_batches "
+    "         [--batch 16] [--steps 1500] [--lr 1e-3] [--seed 1337] [--threads N] [--eval_batches "
     "20]\n"
     "         [--log_every 50] [--no_causal] [--no_compare] [--save FILE] [--load FILE]\n"
     "         [--sample 300] [--temperature 0.8] [--top_k 0] [--svg_dir .] [--write_corpus FILE]\n"
@@ -424,5 +424,19 @@ int main(int argc, char** argv) {
     std::cout << "figures: " << dir << "/tiny_gpt_loss.svg, " << dir
               << "/tiny_gpt_attention*.svg\n";
   }
-  return 0;
+
+  // The lesson checks its key numbers. On the built-in corpus with the default model and seed,
+  // step 0 is the reference's loss: PyTorch computes 3.361330 for it (run
+  // shared/reference/tiny_gpt_reference.py on the file --write_corpus writes).
+  lesson::banner("Checks");
+  const bool default_setup = builtin && o.n_embd == 64 && o.n_head == 4 && o.n_layer == 2 &&
+                             o.block == 32 && o.batch == 16 && o.seed == 1337 && o.load.empty();
+  if (default_setup && o.steps > 0)
+    lesson::expect(
+        std::fabs(main_run.step0_loss - 3.361330) < 1e-4,
+        "step-0 loss " + format("%.6f", main_run.step0_loss) + " equals PyTorch's 3.361330");
+  if (o.steps >= 20)
+    lesson::expect(main_run.losses.back().second < main_run.step0_loss - 0.5,
+                   "the training loss fell by more than 0.5");
+  return lesson::finish();
 }
