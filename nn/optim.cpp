@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 namespace qkv::nn {
 
@@ -116,29 +117,51 @@ Adam::Adam(std::vector<Tensor> params, double lr, double b1, double b2, double e
 void Adam::step() {
   NoGradGuard no_grad;
   const int64_t t = steps_ + 1;
-  // Python floats in torch: these scalars are computed in double.
+  // Python floats in torch: these scalars are computed in double, then used as float.
   const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(t));
   const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(t));
-  const double step_size = lr_ / bias_correction1;
-  const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+  const float step_size = static_cast<float>(lr_ / bias_correction1);
+  const float bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
+  const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
+  const float one_minus_b1 = static_cast<float>(1 - beta1),
+              one_minus_b2 = static_cast<float>(1 - beta2);
+  const float e = static_cast<float>(eps), wd = static_cast<float>(weight_decay);
+  const float decay = static_cast<float>(1 - lr_ * weight_decay);  // AdamW's p *= 1 - lr wd
+  std::vector<Tensor>& ms = buffers("exp_avg");
+  std::vector<Tensor>& vs = buffers("exp_avg_sq");
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
-    Tensor g = grad(p);
-    if (!g.defined()) continue;
-    if (decoupled_weight_decay) {
-      raw::copy_(p, raw::mul(p, static_cast<float>(1 - lr_ * weight_decay)));  // AdamW
-    } else if (weight_decay != 0) {
-      g = raw::add(g, raw::mul(p, static_cast<float>(weight_decay)));
+    const Tensor g_t = grad(p);
+    if (!g_t.defined()) continue;
+    // One pass per parameter, element by element, in torch's order of operations (float):
+    //   p *= 1 - lr wd (AdamW)  or  g += wd p (Adam)
+    //   m = b1 m + (1 - b1) g          v = b2 v + (1 - b2) g^2
+    //   p -= step_size * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+    // Parameters and gradients are contiguous leaves; the buffers are our own.
+    const Tensor g_c = raw::contiguous(g_t);
+    check(p.is_contiguous(), "Adam", "contiguous parameters, got parameter ", i, " of strides ",
+          shape_str(p.strides()));
+    float* pp = p.data_ptr();
+    const float* pg = g_c.data_ptr();
+    float* pm = ms[i].data_ptr();
+    float* pv = vs[i].data_ptr();
+    const int64_t n = p.numel();
+    const bool decoupled = decoupled_weight_decay;
+    for (int64_t j = 0; j < n; ++j) {
+      float g = pg[j];
+      if (decoupled) {
+        pp[j] = pp[j] * decay;
+      } else if (wd != 0.0f) {
+        g = g + pp[j] * wd;
+      }
+      const float m = pm[j] * b1 + g * one_minus_b1;
+      const float v = pv[j] * b2 + g * g * one_minus_b2;
+      pm[j] = m;
+      pv[j] = v;
+      const float denom = std::sqrt(v) / bias_correction2_sqrt + e;
+      pp[j] = pp[j] - m / denom * step_size;
     }
-    Tensor& m = buffers("exp_avg")[i];
-    Tensor& v = buffers("exp_avg_sq")[i];
-    m = raw::add(raw::mul(m, static_cast<float>(beta1)),
-                 raw::mul(g, static_cast<float>(1 - beta1)));
-    v = raw::add(raw::mul(v, static_cast<float>(beta2)),
-                 raw::mul(raw::mul(g, g), static_cast<float>(1 - beta2)));
-    const Tensor denom = raw::add(raw::div(raw::sqrt(v), static_cast<float>(bias_correction2_sqrt)),
-                                  static_cast<float>(eps));
-    raw::copy_(p, raw::sub(p, raw::mul(raw::div(m, denom), static_cast<float>(step_size))));
+    p.impl().storage->bump_version();  // an in-place write, as raw::copy_ would count it
   }
   ++steps_;
 }
