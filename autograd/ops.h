@@ -4,6 +4,7 @@
 // records a Node whose backward is written right under the forward in the .cpp files:
 //   ops_elementwise.cpp  arithmetic, activations, masks
 //   ops_reduce.cpp       reductions, softmax, log_softmax, cross_entropy
+//   ops_norm.cpp         layer_norm (fused)
 //   ops_view.cpp         views, joins, index_select, embedding
 //   ops_matmul.cpp       matmul
 // With no input requiring grad (or inside a NoGradGuard) they cost what the raw kernel costs.
@@ -78,6 +79,10 @@ Tensor log_softmax(const Tensor& a, int64_t dim);
 // cross_entropy: mean over the targets that are not ignore_index of
 // -log_softmax(logits)[target]. logits (N, V), targets (N,) int64.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);
+
+// layer_norm over the last dim, fused (ops_norm.cpp): (x - mean) / sqrt(var + eps) * w + b,
+// var the population variance; weight and bias of shape (C,).
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 
 // ---- views and joins (gradients flow back to the base) ----
 Tensor view(const Tensor& a, const Shape& shape);

@@ -14,10 +14,8 @@ Tensor LayerNorm::forward(const Tensor& x) {
   check(x.defined() && x.dim() >= 1 && x.size(-1) == normalized_shape, "LayerNorm",
         "an input whose last dim is ", normalized_shape, ", got shape ",
         x.defined() ? shape_str(x.shape()) : "undefined");
-  const Tensor centred = x - mean(x, -1, true);                // (..., C)
-  const Tensor variance = var(x, -1, true, /*correction=*/0);  // (..., 1)
-  const Tensor normed = centred / sqrt(variance + static_cast<float>(eps));
-  return normed * weight + bias;
+  // One fused op (autograd/ops_norm.cpp); tests hold it to the composed formula in the header.
+  return layer_norm(x, weight, bias, eps);
 }
 
 }  // namespace qkv::nn

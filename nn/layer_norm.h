@@ -3,7 +3,8 @@
 //   y = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias      over the last dim C
 // var is the population variance (divide by C, not C - 1), as torch. weight starts at ones and
 // bias at zeros, so a fresh LayerNorm only normalises (and draws no random numbers).
-// Composed from primitives, so its backward is autograd's and needs no formula of its own.
+// It calls the fused layer_norm op (one pass forward, one backward: autograd/ops_norm.cpp),
+// which tests/autograd/test_fused.cpp holds to this formula composed from primitives.
 #pragma once
 
 #include "nn/module.h"

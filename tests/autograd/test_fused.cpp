@@ -50,6 +50,29 @@ TEST(Fused, CrossEntropyEqualsMeanNegativeLogLikelihood) {
               randn({5, 6}, &g));
 }
 
+// layer_norm, fused, against the formula composed from primitives, through x, w and b.
+TEST(Fused, LayerNormEqualsTheComposedFormula) {
+  Generator g(3);
+  const Tensor x0 = raw::add(raw::mul(randn({2, 5, 8}, &g), 2.0f), 0.5f);
+  const Tensor w0 = randn({8}, &g), b0 = randn({8}, &g);
+  const Tensor x1 = requires_grad_(raw::clone(x0)), x2 = requires_grad_(raw::clone(x0));
+  const Tensor w1 = requires_grad_(raw::clone(w0)), w2 = requires_grad_(raw::clone(w0));
+  const Tensor b1 = requires_grad_(raw::clone(b0)), b2 = requires_grad_(raw::clone(b0));
+  const Tensor y1 = layer_norm(x1, w1, b1, 1e-5);
+  const Tensor centred = x2 - mean(x2, -1, true);
+  const Tensor y2 = centred / sqrt(var(x2, -1, true, 0) + 1e-5f) * w2 + b2;
+  EXPECT_TRUE(testing::tensor_near(y1, y2, 1e-5, 1e-5));
+  const Tensor up = randn(y1.shape(), &g);
+  backward(y1, up);
+  backward(y2, up);
+  EXPECT_TRUE(testing::tensor_near(grad(x1), grad(x2), 1e-5, 1e-4));
+  EXPECT_TRUE(testing::tensor_near(grad(w1), grad(w2), 1e-5, 1e-4));
+  EXPECT_TRUE(testing::tensor_near(grad(b1), grad(b2), 1e-5, 1e-5));
+  EXPECT_EQ(grad_fn_name(y1), "NativeLayerNormBackward0");
+  EXPECT_THROW(layer_norm(x0, randn({7}), b0), Error);
+  EXPECT_THROW(layer_norm(x0, w0, b0, 0.0), Error);
+}
+
 TEST(Fused, CrossEntropyRejectsBadTargets) {
   const Tensor logits = zeros({2, 3});
   EXPECT_TRUE(testing::throws_error(
