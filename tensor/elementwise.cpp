@@ -1,10 +1,12 @@
 // elementwise.cpp: one generic strided loop per arity, and each op's formula once, as a lambda.
 #include "tensor/elementwise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "tensor/iterate.h"
+#include "tensor/thread_pool.h"
 #include "tensor/vector_math.h"
 #include "tensor/view.h"
 
@@ -27,6 +29,17 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op) {
 namespace qkv::raw {
 namespace {
 
+// Runs body(begin, end) over [0, n): on the calling thread for small n, else in contiguous
+// chunks over the thread pool. Elementwise work has no order to depend on, so the result is the
+// same on any number of threads.
+template <class Body>
+void for_chunks(int64_t n, Body body) {
+  constexpr int64_t kParallelElements = int64_t{1} << 15;
+  const int64_t parts = n >= kParallelElements ? num_threads() : 1;
+  if (parts <= 1) return body(int64_t{0}, n);
+  parallel_for(parts, [&](int64_t p) { body(n * p / parts, n * (p + 1) / parts); });
+}
+
 // Math wants float32. Integer or bool inputs to comparisons are converted first.
 Tensor as_float(const Tensor& a, std::string_view op, bool convert) {
   if (a.dtype() == Dtype::float32) return a;
@@ -44,8 +57,9 @@ Tensor map_unary(const Tensor& a_in, std::string_view op, F f) {
   R* po = out.data_ptr<R>();
   if (a.is_contiguous()) {  // the common case: one flat loop, no walk
     const float* x = pa + a.storage_offset();
-    const int64_t n = a.numel();
-    for (int64_t i = 0; i < n; ++i) po[i] = f(x[i]);
+    for_chunks(a.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) po[i] = f(x[i]);
+    });
     return out;
   }
   int64_t next = 0;  // out is contiguous and walked in row-major order: a running index
@@ -77,8 +91,26 @@ Tensor map_binary(const Tensor& a_in, const Tensor& b_in, std::string_view op, F
     const float* x = a.data_ptr();
     const float* y = b.data_ptr();
     R* z = out.data_ptr<R>();
-    const int64_t n = a.numel();
-    for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y[i]);
+    for_chunks(a.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) z[i] = f(x[i], y[i]);
+    });
+    return out;
+  }
+  // The next most common: a contiguous (..., C) with a contiguous (C,) or (1, C) row, such as
+  // adding a bias. Row by row, the row of b reused.
+  if (a.is_contiguous() && b.is_contiguous() && a.dim() >= 1 && b.dim() >= 1 &&
+      b.dim() <= a.dim() && b.size(-1) == a.size(-1) && b.numel() == b.size(-1) && b.numel() > 0) {
+    Tensor out = Tensor::empty(a.shape(), dtype_of<R>());
+    const float* x = a.data_ptr();
+    const float* y = b.data_ptr();
+    R* z = out.data_ptr<R>();
+    const int64_t C = b.numel(), rows = a.numel() / C;
+    for_chunks(a.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin / C; r < rows && r * C < end; ++r) {
+        const int64_t lo = std::max(begin, r * C) - r * C, hi = std::min(end, (r + 1) * C) - r * C;
+        for (int64_t j = lo; j < hi; ++j) z[r * C + j] = f(x[r * C + j], y[j]);
+      }
+    });
     return out;
   }
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);

@@ -184,5 +184,31 @@ TEST(Elementwise, NanPropagatesLikeTorch) {
   EXPECT_TRUE(std::isnan(raw::maximum(x, tensor({0.0f})).to_vector()[0]));
 }
 
+// The fast paths: a row broadcast over a contiguous tensor (a bias), a column that happens to
+// have as many elements as a row (must not take the row path), and large tensors split over
+// threads (same result on any thread count).
+TEST(Elementwise, RowBroadcastFastPathAndThreadSplit) {
+  Generator g(31);
+  const Tensor a = randn({6, 6}, &g), row = randn({6}, &g), col = randn({6, 1}, &g);
+  std::vector<double> by_row, by_col;
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 6; ++j) {
+      by_row.push_back(static_cast<double>(a.at({i, j}) + row.at({j})));
+      by_col.push_back(static_cast<double>(a.at({i, j}) + col.at({i, 0})));
+    }
+  EXPECT_TRUE(testing::tensor_near(raw::add(a, row), {6, 6}, by_row, 0.0));
+  EXPECT_TRUE(testing::tensor_near(raw::add(a, raw::view(row, {1, 6})), {6, 6}, by_row, 0.0));
+  EXPECT_TRUE(testing::tensor_near(raw::add(a, col), {6, 6}, by_col, 0.0));
+  const Tensor big = randn({300, 257}, &g), bias = randn({257}, &g);
+  const int saved = num_threads();
+  set_num_threads(1);
+  const Tensor one = raw::mul(raw::add(big, bias), big), gelu_one = raw::gelu(big);
+  set_num_threads(3);
+  const Tensor three = raw::mul(raw::add(big, bias), big), gelu_three = raw::gelu(big);
+  set_num_threads(saved);
+  EXPECT_TRUE(testing::tensor_equal(one, three));
+  EXPECT_TRUE(testing::tensor_equal(gelu_one, gelu_three));
+}
+
 }  // namespace
 }  // namespace qkv
