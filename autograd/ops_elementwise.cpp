@@ -172,7 +172,7 @@ Tensor relu(const Tensor& a) {
 Tensor gelu(const Tensor& a, GeluApproximation approximate) {
   return record("GeluBackward0", raw::gelu(a, approximate), {a},
                 [a = SavedTensor(a), approximate](const Tensor& dout) -> Grads {
-                  return {raw::mul(dout, raw::gelu_derivative(a.get(), approximate))};
+                  return {raw::gelu_backward(a.get(), dout, approximate)};  // one fused pass
                 });
 }
 

@@ -128,8 +128,7 @@ raw::ValuesIndices min(const Tensor& a, int64_t dim, bool keepdim) {
 Tensor softmax(const Tensor& a, int64_t dim) {
   Tensor s = raw::softmax(a, dim);
   return record("SoftmaxBackward0", s, {a}, [s = SavedTensor(s), dim](const Tensor& dout) -> Grads {
-    const Tensor& sv = s.get();
-    return {raw::mul(sv, raw::sub(dout, raw::sum(raw::mul(dout, sv), dim, true)))};
+    return {raw::softmax_backward(s.get(), dout, dim)};  // one fused pass per row
   });
 }
 

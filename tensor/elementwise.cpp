@@ -237,19 +237,43 @@ Tensor gelu(const Tensor& a, GeluApproximation approximate) {
 Tensor sign(const Tensor& a) {
   return map_unary(a, "sign", [](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); });
 }
-Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate) {
-  if (approximate == GeluApproximation::tanh) {
+namespace {
+// The slope of GELU at x, both forms, for gelu_derivative and gelu_backward.
+//   exact: Phi(x) + x phi(x)        tanh form: the derivative of 0.5 x (1 + tanh(u(x)))
+template <GeluApproximation kApprox>
+QKV_ALWAYS_INLINE inline float gelu_slope(float x) {
+  if constexpr (kApprox == GeluApproximation::tanh) {
     constexpr float kBeta = 0.7978845608028654f, kKappa = 0.044715f;
-    return map_unary(a, "gelu_derivative", [](float x) {
-      const float t = std::tanh(kBeta * (x + kKappa * x * x * x));
-      return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kBeta * (1.0f + 3.0f * kKappa * x * x);
-    });
-  }
-  constexpr float kAlpha = 0.7071067811865476f;       // 1 / sqrt(2)
-  constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
-  return map_unary(a, "gelu_derivative", [](float x) QKV_INLINE_LAMBDA {
+    const float t = std::tanh(kBeta * (x + kKappa * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kBeta * (1.0f + 3.0f * kKappa * x * x);
+  } else {
+    constexpr float kAlpha = 0.7071067811865476f;       // 1 / sqrt(2)
+    constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
     return 0.5f * (1.0f + detail::vector_erf(x * kAlpha)) +
            x * kInvSqrt2Pi * detail::vector_exp(-0.5f * x * x);
+  }
+}
+}  // namespace
+
+Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate) {
+  if (approximate == GeluApproximation::tanh)
+    return map_unary(a, "gelu_derivative", [](float x) QKV_INLINE_LAMBDA {
+      return gelu_slope<GeluApproximation::tanh>(x);
+    });
+  return map_unary(a, "gelu_derivative", [](float x) QKV_INLINE_LAMBDA {
+    return gelu_slope<GeluApproximation::none>(x);
+  });
+}
+Tensor gelu_backward(const Tensor& a, const Tensor& dout, GeluApproximation approximate) {
+  check(a.defined() && dout.defined() && a.shape() == dout.shape(), "gelu_backward",
+        "a and dout of one shape, got ", a.defined() ? shape_str(a.shape()) : "undefined", " and ",
+        dout.defined() ? shape_str(dout.shape()) : "undefined");
+  if (approximate == GeluApproximation::tanh)
+    return map_binary(a, dout, "gelu_backward", [](float x, float d) QKV_INLINE_LAMBDA {
+      return d * gelu_slope<GeluApproximation::tanh>(x);
+    });
+  return map_binary(a, dout, "gelu_backward", [](float x, float d) QKV_INLINE_LAMBDA {
+    return d * gelu_slope<GeluApproximation::none>(x);
   });
 }
 Tensor clamp(const Tensor& a, std::optional<float> min, std::optional<float> max) {

@@ -50,6 +50,9 @@ Tensor sign(const Tensor& a);  // -1, 0 or 1 (NaN stays NaN)
 // d gelu(x) / dx, pointwise: Phi(x) + x phi(x) for the erf form (phi the normal density), and
 // the derivative of the tanh formula for the tanh form. Used by gelu's backward.
 Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate = GeluApproximation::none);
+// dout * gelu'(a) in one pass: GELU's backward (a and dout of one shape).
+Tensor gelu_backward(const Tensor& a, const Tensor& dout,
+                     GeluApproximation approximate = GeluApproximation::none);
 
 // Comparisons give bool masks.
 Tensor eq(const Tensor& a, const Tensor& b);

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <vector>
 
+#include "tensor/elementwise.h"
 #include "tensor/iterate.h"
+#include "tensor/reduce.h"
 #include "tensor/thread_pool.h"
 #include "tensor/vector_math.h"
 
@@ -101,6 +103,37 @@ Tensor softmax(const Tensor& a, int64_t dim) {
 }
 Tensor log_softmax(const Tensor& a, int64_t dim) {
   return softmax_impl<true>(a, dim, "log_softmax");
+}
+
+// One pass per row when the dim is the last of contiguous tensors (attention's rows): the dot
+// product sum(dout * s), then s * (dout - dot). Elsewhere the same formula from primitives.
+Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim_in) {
+  check(s.defined() && dout.defined() && s.shape() == dout.shape() && s.dtype() == Dtype::float32 &&
+            dout.dtype() == Dtype::float32,
+        "softmax_backward", "float32 s and dout of one shape, got ",
+        s.defined() ? shape_str(s.shape()) : "undefined", " and ",
+        dout.defined() ? shape_str(dout.shape()) : "undefined");
+  const int64_t dim = wrap_dim(dim_in, s.dim(), "softmax_backward");
+  if (s.dim() == 0 || dim != s.dim() - 1 || !s.is_contiguous() || !dout.is_contiguous())
+    return mul(s, sub(dout, sum(mul(dout, s), dim, true)));
+  Tensor out = Tensor::empty(s.shape());
+  const int64_t n = s.size(dim), rows = n == 0 ? 0 : s.numel() / n;
+  const float* ps = s.data_ptr();
+  const float* pd = dout.data_ptr();
+  float* po = out.data_ptr();
+  const int64_t parts = s.numel() >= (1 << 15) ? std::min<int64_t>(rows, num_threads()) : 1;
+  parallel_for(std::max<int64_t>(parts, 1), [&](int64_t part) {
+    for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
+      const float* sr = ps + r * n;
+      const float* dr = pd + r * n;
+      float* orow = po + r * n;
+      double dot = 0;  // in double, as sum() accumulates
+      for (int64_t i = 0; i < n; ++i) dot += static_cast<double>(dr[i] * sr[i]);
+      const float d = static_cast<float>(dot);
+      for (int64_t i = 0; i < n; ++i) orow[i] = sr[i] * (dr[i] - d);
+    }
+  });
+  return out;
 }
 
 }  // namespace qkv::raw

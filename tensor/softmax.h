@@ -14,5 +14,7 @@ Tensor softmax(const Tensor& a, int64_t dim);
 // log_softmax(x)_i = x_i - m - log(sum_j e^(x_j - m)): never takes the log of a rounded-to-0
 // probability, which is why cross-entropy is built on it rather than on log(softmax(x)).
 Tensor log_softmax(const Tensor& a, int64_t dim);
+// softmax's backward: s * (dout - sum(dout * s)) along dim, given the softmax output s.
+Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim);
 
 }  // namespace qkv::raw

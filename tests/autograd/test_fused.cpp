@@ -29,6 +29,28 @@ TEST(Fused, SoftmaxEqualsExpOverSum) {
               raw::mul(randn({3, 5}, &g), 3.0f));
 }
 
+// The backward has a one-pass kernel for the last dim of contiguous tensors and a composed
+// path for other dims: both against exp / sum.
+TEST(Fused, SoftmaxBackwardOnEveryDimAndLongRows) {
+  Generator g(2);
+  for (int64_t dim : {0, 1, -1})
+    expect_same([dim](const Tensor& x) { return softmax(x, dim); },
+                [dim](const Tensor& x) {
+                  const Tensor e = exp(x - max(x, dim, true).values);
+                  return e / sum(e, dim, true);
+                },
+                randn({4, 3, 37}, &g));
+}
+
+TEST(Fused, GeluBackwardIsDoutTimesTheSlope) {
+  Generator g(4);
+  const Tensor x = randn({5, 7}, &g), dout = randn({5, 7}, &g);
+  for (GeluApproximation a : {GeluApproximation::none, GeluApproximation::tanh})
+    EXPECT_TRUE(testing::tensor_near(raw::gelu_backward(x, dout, a),
+                                     raw::mul(dout, raw::gelu_derivative(x, a)), 0.0));
+  EXPECT_THROW(raw::gelu_backward(x, randn({5, 6}, &g)), Error);
+}
+
 TEST(Fused, LogSoftmaxEqualsLogOfSoftmax) {
   Generator g(2);
   expect_same([](const Tensor& x) { return log_softmax(x, 0); },
