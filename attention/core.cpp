@@ -68,30 +68,40 @@ AttentionOutput scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
 
   // scores = q k^T / sqrt(D)                                        (..., T_q, T_k)
   Tensor scores = matmul(q, transpose(k, -2, -1));
-  scores = options.scale ? scores * static_cast<float>(*options.scale)
-                         : scores / static_cast<float>(std::sqrt(static_cast<double>(D)));
+  const float scale_mul = options.scale ? static_cast<float>(*options.scale) : 1.0f;
+  const float scale_div =
+      options.scale ? 1.0f : static_cast<float>(std::sqrt(static_cast<double>(D)));
 
-  // Hide what a query may not see: -inf scores become weights of exactly 0 after softmax.
-  if (options.causal)
-    scores = masked_fill(scores, raw::logical_not(causal_mask(T_q, T_k)), -INFINITY);
-  if (mask.defined())
-    scores = mask.dtype() == Dtype::boolean ? masked_fill(scores, raw::logical_not(mask), -INFINITY)
-                                            : scores + mask;
+  Tensor weights;
+  if (options.causal && !mask.defined()) {
+    // The common case of language models, fused into one kernel: scale, hide the future (-inf,
+    // so its weights are exactly 0), softmax. The same numbers as the general path below.
+    weights = causal_softmax(scores, scale_mul, scale_div, T_k - T_q);
+  } else {
+    scores = options.scale ? scores * scale_mul : scores / scale_div;
+    // Hide what a query may not see: -inf scores become weights of exactly 0 after softmax.
+    if (options.causal)
+      scores = masked_fill(scores, raw::logical_not(causal_mask(T_q, T_k)), -INFINITY);
+    if (mask.defined())
+      scores = mask.dtype() == Dtype::boolean
+                   ? masked_fill(scores, raw::logical_not(mask), -INFINITY)
+                   : scores + mask;
 
-  // A row where every score is -inf has nothing to attend to. softmax would divide 0 by 0;
-  // instead its scores are set to 0 (a harmless finite softmax) and its weights to 0 after, so
-  // the output row is 0 and no gradient flows through it. Only a user mask (or a causal mask
-  // with more queries than keys) can empty a row, so the check is skipped otherwise.
-  Tensor empty_rows;
-  if (mask.defined() || (options.causal && T_q > T_k)) {
-    empty_rows = raw::eq(raw::max(scores, -1, true).values, -INFINITY);  // (..., T_q, 1)
-    if (raw::max(raw::to(empty_rows, Dtype::float32)).item<float>() > 0)
-      scores = masked_fill(scores, empty_rows, 0.0f);
-    else
-      empty_rows = Tensor();
+    // A row where every score is -inf has nothing to attend to. softmax would divide 0 by 0;
+    // instead its scores are set to 0 (a harmless finite softmax) and its weights to 0 after,
+    // so the output row is 0 and no gradient flows through it. Only a user mask (or a causal
+    // mask with more queries than keys) can empty a row, so the check is skipped otherwise.
+    Tensor empty_rows;
+    if (mask.defined() || (options.causal && T_q > T_k)) {
+      empty_rows = raw::eq(raw::max(scores, -1, true).values, -INFINITY);  // (..., T_q, 1)
+      if (raw::max(raw::to(empty_rows, Dtype::float32)).item<float>() > 0)
+        scores = masked_fill(scores, empty_rows, 0.0f);
+      else
+        empty_rows = Tensor();
+    }
+    weights = softmax(scores, -1);
+    if (empty_rows.defined()) weights = masked_fill(weights, empty_rows, 0.0f);
   }
-  Tensor weights = softmax(scores, -1);
-  if (empty_rows.defined()) weights = masked_fill(weights, empty_rows, 0.0f);
 
   if (options.dropout_p > 0)
     weights = nn::dropout(weights, options.dropout_p, true, options.generator);

@@ -75,6 +75,10 @@ Tensor min(const Tensor& a);
 raw::ValuesIndices max(const Tensor& a, int64_t dim, bool keepdim = false);
 raw::ValuesIndices min(const Tensor& a, int64_t dim, bool keepdim = false);
 Tensor softmax(const Tensor& a, int64_t dim);
+// softmax(a * scale_mul / scale_div) over the last dim where key j <= query i + offset (rows
+// are the second-to-last dim), exactly 0 elsewhere: attention's causal softmax, fused. Equal
+// bit for bit to dividing, masked_fill with -inf, then softmax (tests/attention).
+Tensor causal_softmax(const Tensor& a, float scale_mul, float scale_div, int64_t offset);
 Tensor log_softmax(const Tensor& a, int64_t dim);
 // cross_entropy: mean over the targets that are not ignore_index of
 // -log_softmax(logits)[target]. logits (N, V), targets (N,) int64.

@@ -132,6 +132,17 @@ Tensor softmax(const Tensor& a, int64_t dim) {
   });
 }
 
+// causal_softmax: s = softmax(a * mul / div) over keys j <= i + offset, 0 elsewhere (the
+// attention core's causal path, fused).   da = s * (dout - sum(dout * s)) * mul / div
+Tensor causal_softmax(const Tensor& a, float scale_mul, float scale_div, int64_t offset) {
+  Tensor s = raw::causal_softmax(a, scale_mul, scale_div, offset);
+  return record(
+      "SoftmaxBackward0", s, {a},
+      [s = SavedTensor(s), scale_mul, scale_div](const Tensor& dout) -> Grads {
+        return {raw::causal_softmax_backward(s.get(), raw::contiguous(dout), scale_mul, scale_div)};
+      });
+}
+
 // log_softmax: l = a - logsumexp(a)     da = dout - softmax(a) * sum(dout)
 Tensor log_softmax(const Tensor& a, int64_t dim) {
   Tensor l = raw::log_softmax(a, dim);

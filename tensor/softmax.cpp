@@ -10,6 +10,7 @@
 #include "tensor/iterate.h"
 #include "tensor/reduce.h"
 #include "tensor/thread_pool.h"
+#include "tensor/view.h"
 #include "tensor/vector_math.h"
 
 namespace qkv::raw {
@@ -134,6 +135,44 @@ Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim_in) {
     }
   });
   return out;
+}
+
+Tensor causal_softmax(const Tensor& x_in, float scale_mul, float scale_div, int64_t offset) {
+  check(x_in.defined() && x_in.dtype() == Dtype::float32 && x_in.dim() >= 2, "causal_softmax",
+        "float32 scores (..., T_q, T_k), got ",
+        x_in.defined() ? shape_str(x_in.shape()) : "an undefined tensor");
+  const Tensor x = contiguous(x_in);
+  Tensor out = Tensor::empty(x.shape());
+  const int64_t T_q = x.size(-2), T_k = x.size(-1);
+  const int64_t rows = T_k == 0 ? 0 : x.numel() / T_k;
+  const float* px = x.data_ptr();
+  float* po = out.data_ptr();
+  const int64_t parts = x.numel() >= (1 << 15) ? std::min<int64_t>(rows, num_threads()) : 1;
+  parallel_for(std::max<int64_t>(parts, 1), [&](int64_t part) {
+    for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
+      const float* xr = px + r * T_k;
+      float* yr = po + r * T_k;
+      const int64_t visible =
+          std::clamp<int64_t>(r % T_q + offset + 1, 0, T_k);  // keys 0..i+offset
+      if (visible == 0) {  // nothing to attend to: zeros, as the attention core defines
+        std::fill(yr, yr + T_k, 0.0f);
+        continue;
+      }
+      for (int64_t j = 0; j < T_k; ++j)
+        yr[j] = j < visible ? xr[j] * scale_mul / scale_div : -INFINITY;
+      softmax_row<false>(yr, yr, T_k);  // in place; e^-inf = 0 for the hidden keys
+    }
+  });
+  return out;
+}
+
+Tensor causal_softmax_backward(const Tensor& s, const Tensor& dout, float scale_mul,
+                               float scale_div) {
+  const Tensor ds = softmax_backward(s, dout, -1);  // hidden keys have s = 0: ds = 0 there
+  float* p = ds.data_ptr();
+  const int64_t n = ds.numel();
+  for (int64_t i = 0; i < n; ++i) p[i] = p[i] * scale_mul / scale_div;
+  return ds;
 }
 
 }  // namespace qkv::raw

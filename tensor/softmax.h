@@ -14,6 +14,14 @@ Tensor softmax(const Tensor& a, int64_t dim);
 // log_softmax(x)_i = x_i - m - log(sum_j e^(x_j - m)): never takes the log of a rounded-to-0
 // probability, which is why cross-entropy is built on it rather than on log(softmax(x)).
 Tensor log_softmax(const Tensor& a, int64_t dim);
+// Attention's causal softmax in one kernel, over the last dim of x (..., T_q, T_k):
+//   softmax(x * scale_mul / scale_div) where key j <= query i + offset, exactly 0 elsewhere
+// (a row with no such key is all 0). Bit-identical to dividing, masking to -inf with
+// masked_fill, then softmax, which is what it replaces.
+Tensor causal_softmax(const Tensor& x, float scale_mul, float scale_div, int64_t offset);
+// Its backward: (s * (dout - sum(dout * s))) * scale_mul / scale_div.
+Tensor causal_softmax_backward(const Tensor& s, const Tensor& dout, float scale_mul,
+                               float scale_div);
 // softmax's backward: s * (dout - sum(dout * s)) along dim, given the softmax output s.
 Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim);
 

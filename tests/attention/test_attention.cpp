@@ -76,6 +76,41 @@ TEST(AttentionCore, WeightRowsSumToOneAndScaleIsOneOverRootD) {
                                    a.output, 1e-6));
 }
 
+// causal = true runs a fused kernel (scale, hide the future, softmax); the same mask given as
+// a bool mask runs the general path. They must agree bit for bit, in value and gradient, for
+// square, cached (T_q < T_k) and over-long (T_q > T_k, rows with no key) shapes, with the
+// default scale and an explicit one.
+TEST(AttentionCore, FusedCausalPathEqualsTheGeneralPathBitForBit) {
+  Generator g(21);
+  for (auto [T_q, T_k] : std::vector<std::pair<int64_t, int64_t>>{{6, 6}, {3, 7}, {7, 4}}) {
+    for (bool explicit_scale : {false, true}) {
+      const Tensor q0 = randn({2, T_q, 5}, &g), k0 = randn({2, T_k, 5}, &g),
+                   v0 = randn({2, T_k, 3}, &g);
+      const Tensor up = randn({2, T_q, 3}, &g);
+      std::vector<std::vector<Tensor>> grads;
+      std::vector<Tensor> outs;
+      for (bool fused : {true, false}) {
+        const Tensor q = requires_grad_(raw::clone(q0)), k = requires_grad_(raw::clone(k0)),
+                     v = requires_grad_(raw::clone(v0));
+        AttentionOptions o;
+        if (explicit_scale) o.scale = 0.3;
+        if (fused)
+          o.causal = true;
+        else
+          o.mask = causal_mask(T_q, T_k);
+        const AttentionOutput a = scaled_dot_product_attention(q, k, v, o);
+        backward(sum(a.output * up));
+        outs.push_back(a.output);
+        grads.push_back({grad(q), grad(k), grad(v)});
+      }
+      EXPECT_TRUE(testing::tensor_equal(outs[0], outs[1])) << T_q << "x" << T_k;
+      for (size_t i = 0; i < 3; ++i)
+        EXPECT_TRUE(testing::tensor_equal(grads[0][i], grads[1][i]))
+            << T_q << "x" << T_k << " input " << i;
+    }
+  }
+}
+
 TEST(AttentionMasks, CausalPaddingAndSlidingWindowShapes) {
   EXPECT_EQ(causal_mask(3).to_vector<bool>(),
             (std::vector<bool>{true, false, false, true, true, false, true, true, true}));
