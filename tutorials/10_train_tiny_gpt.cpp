@@ -397,6 +397,7 @@ int main(int argc, char** argv) {
   if (o.steps > 0) show_attention(*main_run.model, *tok, split, o, dir + "/tiny_gpt_attention.svg");
 
   // The lesson: the same model, the same batches, no mask.
+  int cheat_gap = -1;  // did the unmasked run cheat as the lesson says? 1 yes, 0 no, -1 not run
   if (o.compare && causal && o.steps > 0) {
     RunResult cheat = train(o, *tok, split, false, "without the mask");
     curves.push_back({"no mask", cheat.losses});
@@ -416,6 +417,9 @@ int main(int argc, char** argv) {
                  "learned to copy instead of to predict, and its sample shows it.\n";
     if (cheat.val_loss >= main_run.val_loss || cheat.val_loss_last <= main_run.val_loss_last)
       std::cout << "(With this few steps the gap has not opened yet; try more --steps.)\n";
+    if (o.steps >= 1000)
+      cheat_gap =
+          cheat.train_loss < main_run.train_loss && cheat.val_loss_last > main_run.val_loss_last;
   }
   if (o.steps > 0) {
     write_or_fail(
@@ -438,5 +442,8 @@ int main(int argc, char** argv) {
   if (o.steps >= 20)
     lesson::expect(main_run.losses.back().second < main_run.step0_loss - 0.5,
                    "the training loss fell by more than 0.5");
+  if (cheat_gap >= 0)
+    lesson::expect(cheat_gap == 1,
+                   "without the mask: a lower training loss, but a higher val_loss_last");
   return lesson::finish();
 }
