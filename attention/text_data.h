@@ -15,9 +15,8 @@
 
 namespace qkv::attention {
 
-// Decodes UTF-8 into code points; a malformed byte sequence is a qkv::Error naming its offset.
-std::vector<char32_t> decode_utf8(const std::string& text);
-std::string encode_utf8(const std::vector<char32_t>& code_points);
+using nn::decode_utf8;  // nn/utf8.h
+using nn::encode_utf8;
 
 class CharTokenizer {
  public:

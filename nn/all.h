@@ -11,3 +11,4 @@
 #include "nn/module.h"
 #include "nn/optim.h"
 #include "nn/serialize.h"
+#include "nn/utf8.h"

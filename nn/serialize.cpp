@@ -17,6 +17,8 @@
 #include <sstream>
 #include <thread>
 
+#include "nn/utf8.h"
+
 namespace qkv::nn {
 namespace {
 
@@ -217,7 +219,7 @@ class JsonParser {
           out.push_back('\t');
           break;
         case 'u':
-          append_utf8(out, code_point());
+          out += encode_utf8({static_cast<char32_t>(code_point())});
           break;
         default:
           fail("a valid escape");
@@ -252,24 +254,6 @@ class JsonParser {
     if (lo < 0xDC00 || lo > 0xDFFF) fail("a low surrogate");
     return 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
   }
-  static void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
   const std::string& s_;
   const char* op_;
   size_t pos_ = 0;
