@@ -308,6 +308,8 @@ namespace {
 // Below this many multiply-adds a product runs on the calling thread: waking a worker costs
 // microseconds, about as long as a 64 x 64 x 64 product takes in full.
 constexpr int64_t kParallelMinWork = int64_t{1} << 19;
+// From about 1300^3 on, one shared packed B beats a packed copy per thread.
+constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
 bool runs_serially(int64_t multiply_adds) {
   return num_threads() <= 1 || multiply_adds < kParallelMinWork;
 }
@@ -338,6 +340,43 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads) {
   return tiles;
 }
 
+// A large single product: one packed copy of each KC x NC panel of B, shared by all threads
+// (packed by the calling thread), instead of a copy per thread; the threads then take whole
+// MR-aligned row ranges of C, each packing its own blocks of A. Every element of C still sees
+// the same KC blocks through the same kernel, so the result is bit-identical to the serial one.
+// What it saves is the duplicate packing and the second stream of B through memory.
+void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
+                    int64_t ldc, bool accumulate, int threads) {
+  thread_local PackBuffer shared_b;
+  const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
+  float* bp = shared_b.get(std::min(K, kKC) * round_n);
+  const int64_t units = (M + kMR - 1) / kMR;
+  const int64_t parts = std::min<int64_t>(threads, units);
+  for (int64_t jc = 0; jc < N; jc += kNC) {
+    const int64_t nc = std::min(kNC, N - jc);
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+      const int64_t kc = std::min(kKC, K - pc);
+      const bool add = accumulate || pc > 0;
+      pack_b(kc, nc, {B.p + pc * B.row_stride + jc * B.col_stride, B.row_stride, B.col_stride}, bp);
+      parallel_for(parts, [&](int64_t part) {
+        thread_local PackBuffer a_buf;
+        const int64_t m0 = std::min(M, units * part / parts * kMR);
+        const int64_t m1 = std::min(M, units * (part + 1) / parts * kMR);
+        float* ap = a_buf.get(kc * ((std::min(m1 - m0, kMC) + kMR - 1) / kMR * kMR));
+        for (int64_t ic = m0; ic < m1; ic += kMC) {
+          const int64_t mc = std::min(kMC, m1 - ic);
+          pack_a(mc, kc, {A.p + ic * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
+                 ap);
+          for (int64_t jr = 0; jr < nc; jr += kNR)
+            for (int64_t ir = 0; ir < mc; ir += kMR)
+              kFastKernel(kc, ap + ir * kc, 1, kMR, bp + jr * kc, C + (ic + ir) * ldc + jc + jr,
+                          ldc, add, std::min(kMR, mc - ir), std::min(kNR, nc - jr));
+        }
+      });
+    }
+  }
+}
+
 void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
                int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate) {
   const int64_t batches = static_cast<int64_t>(batch.c.size());
@@ -346,6 +385,12 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
     for (int64_t b = 0; b < batches; ++b)
       packed_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
                    accumulate, kFastKernel, true);
+    return;
+  }
+  // One large product: share packed B between the threads (above).
+  if (batches == 1 && M * N * K >= kSharedBMinWork && M / kMR >= threads) {
+    shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
+                   accumulate, threads);
     return;
   }
   const std::vector<Tile> tiles = split(batches, M, N, threads);

@@ -105,6 +105,33 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   set_num_threads(before);
 }
 
+// Products of 2^31 multiply-adds and more share one packed B between threads; 1 thread runs the
+// ordinary serial loops. 1300^3 (awkward: not a multiple of MC, KC or NR) takes both paths and
+// must give the same bits, with A transposed and accumulating too. Spot-checked against the
+// naive dot product on a few entries (the full naive oracle would take minutes).
+TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
+  const int before = num_threads();
+  const int64_t n = 1300;
+  Operand a = make(n, n, true, 7), b = make(n, n, false, 8);
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    std::vector<float> c(static_cast<size_t>(n * n), 1.0f);
+    gemm(n, n, n, a.ref, b.ref, c.data(), n, /*accumulate=*/true);
+    results.push_back(c);
+  }
+  set_num_threads(before);
+  EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads";
+  EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads";
+  for (auto [i, j] :
+       std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1299, 1299}, {617, 5}, {6, 1298}}) {
+    double dot = 1.0;
+    for (int64_t k = 0; k < n; ++k) dot += static_cast<double>(a.ref.at(i, k)) * b.ref.at(k, j);
+    EXPECT_NEAR(results[1][static_cast<size_t>(i * n + j)], dot, 1e-3 * (1 + std::fabs(dot)))
+        << i << ", " << j;
+  }
+}
+
 TEST(GemmThreads, PoolRunsEveryPartOnceAndRethrows) {
   const int before = num_threads();
   set_num_threads(3);
