@@ -107,8 +107,10 @@ void check_float(const Tensor& t, std::string_view op) {
 // normal_fill_16_AVX2, which takes log, sin and cos not from the C library but from
 // avx_mathfun.h: Cephes polynomials evaluated in float, eight lanes at a time. The three
 // functions below are that code, one lane at a time, operation for operation, so the same seed
-// gives bit-identical normals. Each step is its own statement so no compiler fuses a multiply
-// and an add into one FMA (the original uses separate multiply and add instructions).
+// gives bit-identical normals. torch's build (GCC, -mfma) fuses some of the original's
+// multiply-then-add intrinsic pairs into FMA instructions: each multiply whose only use is an
+// add, taken in program order. Those fusions are written out here as std::fma, and this file is
+// compiled without any other fusing (-ffp-contract=off), so every compiler computes the same.
 
 // Reinterpreting bits, as the _mm256_cast* intrinsics do.
 uint32_t float_bits(float x) {
@@ -137,19 +139,13 @@ float mathfun_log(float x) {
   const float z = x * x;
   float y = 7.0376836292e-2f;
   for (const float c : {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
-                        -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f}) {
-    y = y * x;
-    y = y + c;
-  }
-  y = y * x;
-  y = y * z;
-  float t = e * -2.12194440e-4f;
-  y = y + t;
-  t = z * 0.5f;
-  y = y - t;
-  t = e * 0.693359375f;
+                        -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f})
+    y = std::fma(y, x, c);
+  const float yx = y * x;
+  y = std::fma(yx, z, e * -2.12194440e-4f);  // y x z + e q1
+  y = std::fma(-z, 0.5f, y);                 // - z / 2
   x = x + y;
-  x = x + t;
+  x = std::fma(e, 0.693359375f, x);                              // + e q2
   return invalid ? bits_float(float_bits(x) | 0xffffffffu) : x;  // log of x <= 0: NaN
 }
 
@@ -164,34 +160,23 @@ void mathfun_sincos(float x, float* sin_out, float* cos_out) {
   y = static_cast<float>(j);
   const uint32_t swap_sign_bit_sin = static_cast<uint32_t>(j & 4) << 29;
   const bool poly_mask = (j & 2) == 0;  // true: sine from the sine polynomial
-  const float r1 = y * -0.78515625f, r2 = y * -2.4187564849853515625e-4f,
-              r3 = y * -3.77489497744594108e-8f;
-  x = x + r1;
-  x = x + r2;
-  x = x + r3;
+  x = std::fma(y, -0.78515625f, x);
+  x = std::fma(y, -2.4187564849853515625e-4f, x);
+  x = std::fma(y, -3.77489497744594108e-8f, x);
   const uint32_t sign_bit_cos = static_cast<uint32_t>(~(j - 2) & 4) << 29;
   sign_bit_sin ^= swap_sign_bit_sin;
   const float z = x * x;
   // cos(x) ~ 1 - z/2 + z^2 (c0 z^2 + c1 z + c2)
-  float yc = 2.443315711809948e-5f;
+  float yc = std::fma(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+  yc = std::fma(yc, z, 4.166664568298827e-2f);
   yc = yc * z;
-  yc = yc + -1.388731625493765e-3f;
-  yc = yc * z;
-  yc = yc + 4.166664568298827e-2f;
-  yc = yc * z;
-  yc = yc * z;
-  const float half_z = z * 0.5f;
-  yc = yc - half_z;
+  yc = std::fma(yc, z, -(z * 0.5f));  // ... z^2 - z / 2
   yc = yc + 1.0f;
   // sin(x) ~ x + x z (s0 z^2 + s1 z + s2)
-  float ys = -1.9515295891e-4f;
+  float ys = std::fma(-1.9515295891e-4f, z, 8.3321608736e-3f);
+  ys = std::fma(ys, z, -1.6666654611e-1f);
   ys = ys * z;
-  ys = ys + 8.3321608736e-3f;
-  ys = ys * z;
-  ys = ys + -1.6666654611e-1f;
-  ys = ys * z;
-  ys = ys * x;
-  ys = ys + x;
+  ys = std::fma(ys, x, x);  // x + x z (...)
   // The original selects with masks and adds: each sum is one value plus +0.0.
   const float ysin2 = poly_mask ? ys : 0.0f, ysin1 = poly_mask ? 0.0f : yc;
   ys = ys - ysin2;

@@ -4,10 +4,9 @@
 // same digits. The engine is the 32-bit Mersenne Twister (std::mt19937 is the same algorithm);
 // the recipes that turn its 32-bit draws into floats are PyTorch's, step for step (see
 // shared/reference/torch-rng.md, and the comments in random.cpp). randn of 16 or more elements
-// follows torch's AVX2 kernel (what torch runs on any x86-64 CPU of the last decade), to the
-// last bit when built by GCC for a target with FMA (torch's build fuses some of the kernel's
-// multiply-adds, and GCC fuses ours alike); without FMA, or against a torch running its
-// scalar fallback (some ARM builds), those normals can differ in the last bits.
+// follows torch's AVX2 kernel (what torch runs on any x86-64 CPU of the last decade), down to
+// the multiply-adds torch's build fuses, so it matches on any compiler and target; a torch
+// running its scalar fallback (some ARM builds) rounds those normals differently in the last bit.
 #pragma once
 
 #include <cstdint>
