@@ -7,19 +7,12 @@ namespace qkv::attention {
 
 CausalAttention::CausalAttention(int64_t in, int64_t kq, int64_t vd, CausalMasking m, double p,
                                  Generator* gen)
-    : d_in(in), d_out_kq(kq), d_out_v(vd), method(m), dropout(p), gen_(gen) {
-  check(in > 0 && kq > 0 && vd > 0, "CausalAttention", "positive d_in, d_out_kq and d_out_v, got ",
-        in, ", ", kq, " and ", vd);
+    : RandProjections("CausalAttention", in, kq, vd, gen), method(m), dropout(p), gen_(gen) {
   check(p >= 0 && p < 1, "CausalAttention", "dropout in [0, 1), got ", p);
-  W_query = register_parameter("W_query", rand({in, kq}, gen));
-  W_key = register_parameter("W_key", rand({in, kq}, gen));
-  W_value = register_parameter("W_value", rand({in, vd}, gen));
 }
 
 Tensor CausalAttention::forward(const Tensor& x) {
-  check(x.defined() && x.dim() >= 2 && x.size(-1) == d_in, "CausalAttention",
-        "an input (..., T, d_in) with d_in = ", d_in, ", got ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+  check_input("CausalAttention", x);
   const int64_t T = x.size(-2);
   const Tensor keys = matmul(x, W_key);
   const Tensor queries = matmul(x, W_query);

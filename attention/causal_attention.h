@@ -10,23 +10,20 @@
 // Parameters W_query, W_key, W_value are drawn from rand in that order, as in SelfAttention.
 #pragma once
 
-#include "attention/core.h"
+#include "attention/self_attention.h"
 
 namespace qkv::attention {
 
 enum class CausalMasking { negative_infinity, multiply_and_renormalise, additive };
 
-class CausalAttention : public nn::UnaryModule {
+class CausalAttention : public RandProjections {
  public:
   CausalAttention(int64_t d_in, int64_t d_out_kq, int64_t d_out_v,
                   CausalMasking method = CausalMasking::negative_infinity, double dropout = 0.0,
                   Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override;
-  Tensor W_query, W_key, W_value;
-  int64_t d_in, d_out_kq, d_out_v;
   CausalMasking method;
   double dropout;
-  Tensor attention_weights;  // of the last forward, without history: (..., T, T)
 
  private:
   Generator* gen_;

@@ -8,18 +8,17 @@
 // SelfAttention. Parameters are drawn from rand in the order W_query, W_key, W_value.
 #pragma once
 
-#include "attention/core.h"
+#include "attention/self_attention.h"
 
 namespace qkv::attention {
 
-class CrossAttention : public nn::Module {
+class CrossAttention : public RandProjections {
  public:
   CrossAttention(int64_t d_in, int64_t d_out_kq, int64_t d_out_v, Generator* gen = nullptr);
   Tensor forward(const Tensor& x_1, const Tensor& x_2, const Tensor& mask = {});
   Tensor operator()(const Tensor& x_1, const Tensor& x_2) { return forward(x_1, x_2); }
-  Tensor W_query, W_key, W_value;
-  int64_t d_in, d_out_kq, d_out_v;
-  Tensor attention_weights;  // of the last forward, without history: (..., T_1, T_2)
+  using nn::UnaryModule::operator();
+  Tensor forward(const Tensor& x) override { return forward(x, x); }  // with itself
 };
 
 }  // namespace qkv::attention

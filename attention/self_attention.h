@@ -21,13 +21,24 @@ class SimplifiedSelfAttention : public nn::UnaryModule {
   Tensor attention_weights;  // of the last forward, without history: (..., T, T)
 };
 
-class SelfAttention : public nn::UnaryModule {
+// What SelfAttention, CausalAttention and CrossAttention share: the article's three weight
+// matrices, W_query (d_in, d_out_kq), W_key (d_in, d_out_kq), W_value (d_in, d_out_v), drawn
+// from rand in that order, and the check of an input (..., T, d_in). Each adds its forward.
+class RandProjections : public nn::UnaryModule {
+ public:
+  Tensor W_query, W_key, W_value;
+  int64_t d_in, d_out_kq, d_out_v;
+  Tensor attention_weights;  // of the last forward, without history: (..., T_q, T_k)
+
+ protected:
+  RandProjections(const char* op, int64_t d_in, int64_t d_out_kq, int64_t d_out_v, Generator* gen);
+  void check_input(const char* op, const Tensor& x) const;
+};
+
+class SelfAttention : public RandProjections {
  public:
   SelfAttention(int64_t d_in, int64_t d_out_kq, int64_t d_out_v, Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override;
-  Tensor W_query, W_key, W_value;  // (d_in, d_out_kq), (d_in, d_out_kq), (d_in, d_out_v)
-  int64_t d_in, d_out_kq, d_out_v;
-  Tensor attention_weights;  // of the last forward, without history: (..., T, T)
 };
 
 }  // namespace qkv::attention
