@@ -10,8 +10,8 @@
 #include "tensor/iterate.h"
 #include "tensor/reduce.h"
 #include "tensor/thread_pool.h"
-#include "tensor/view.h"
 #include "tensor/vector_math.h"
+#include "tensor/view.h"
 
 namespace qkv::raw {
 namespace {
@@ -46,6 +46,17 @@ float row_max(const float* x, int64_t n) {
   return m;
 }
 
+// Runs body(row) for rows [0, rows): split statically over the thread pool when the tensor
+// has numel >= 2^15 elements, else on the calling thread. Rows are independent, so the split
+// never changes a result.
+template <class Body>
+void for_each_row_parallel(int64_t rows, int64_t numel, Body body) {
+  const int64_t parts = numel >= (1 << 15) ? std::min<int64_t>(rows, num_threads()) : 1;
+  parallel_for(std::max<int64_t>(parts, 1), [&](int64_t part) {
+    for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) body(r);
+  });
+}
+
 // One contiguous row: m = max, s = sum e^(x - m), then y = e^(x - m) / s (or x - m - log s).
 template <bool kLog>
 void softmax_row(const float* x, float* y, int64_t n) {
@@ -76,11 +87,8 @@ Tensor softmax_impl(const Tensor& a, int64_t dim_in, std::string_view op) {
     const int64_t n = a.size(dim), rows = a.numel() / n;
     const float* x = a.data_ptr();
     float* y = out.data_ptr();
-    const int64_t parts = a.numel() >= (1 << 15) ? std::min<int64_t>(rows, num_threads()) : 1;
-    parallel_for(parts, [&](int64_t part) {
-      const int64_t begin = rows * part / parts, end = rows * (part + 1) / parts;
-      for (int64_t r = begin; r < end; ++r) softmax_row<kLog>(x + r * n, y + r * n, n);
-    });
+    for_each_row_parallel(rows, a.numel(),
+                          [&](int64_t r) { softmax_row<kLog>(x + r * n, y + r * n, n); });
     return out;
   }
   // Any other dim or layout: the same row function on a contiguous copy of each row.
@@ -122,17 +130,14 @@ Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim_in) {
   const float* ps = s.data_ptr();
   const float* pd = dout.data_ptr();
   float* po = out.data_ptr();
-  const int64_t parts = s.numel() >= (1 << 15) ? std::min<int64_t>(rows, num_threads()) : 1;
-  parallel_for(std::max<int64_t>(parts, 1), [&](int64_t part) {
-    for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
-      const float* sr = ps + r * n;
-      const float* dr = pd + r * n;
-      float* orow = po + r * n;
-      double dot = 0;  // in double, as sum() accumulates
-      for (int64_t i = 0; i < n; ++i) dot += static_cast<double>(dr[i] * sr[i]);
-      const float d = static_cast<float>(dot);
-      for (int64_t i = 0; i < n; ++i) orow[i] = sr[i] * (dr[i] - d);
-    }
+  for_each_row_parallel(rows, s.numel(), [&](int64_t r) {
+    const float* sr = ps + r * n;
+    const float* dr = pd + r * n;
+    float* orow = po + r * n;
+    double dot = 0;  // in double, as sum() accumulates
+    for (int64_t i = 0; i < n; ++i) dot += static_cast<double>(dr[i] * sr[i]);
+    const float d = static_cast<float>(dot);
+    for (int64_t i = 0; i < n; ++i) orow[i] = sr[i] * (dr[i] - d);
   });
   return out;
 }
@@ -147,21 +152,17 @@ Tensor causal_softmax(const Tensor& x_in, float scale_mul, float scale_div, int6
   const int64_t rows = T_k == 0 ? 0 : x.numel() / T_k;
   const float* px = x.data_ptr();
   float* po = out.data_ptr();
-  const int64_t parts = x.numel() >= (1 << 15) ? std::min<int64_t>(rows, num_threads()) : 1;
-  parallel_for(std::max<int64_t>(parts, 1), [&](int64_t part) {
-    for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
-      const float* xr = px + r * T_k;
-      float* yr = po + r * T_k;
-      const int64_t visible =
-          std::clamp<int64_t>(r % T_q + offset + 1, 0, T_k);  // keys 0..i+offset
-      if (visible == 0) {  // nothing to attend to: zeros, as the attention core defines
-        std::fill(yr, yr + T_k, 0.0f);
-        continue;
-      }
-      for (int64_t j = 0; j < T_k; ++j)
-        yr[j] = j < visible ? xr[j] * scale_mul / scale_div : -INFINITY;
-      softmax_row<false>(yr, yr, T_k);  // in place; e^-inf = 0 for the hidden keys
+  for_each_row_parallel(rows, x.numel(), [&](int64_t r) {
+    const float* xr = px + r * T_k;
+    float* yr = po + r * T_k;
+    const int64_t visible = std::clamp<int64_t>(r % T_q + offset + 1, 0, T_k);  // keys 0..i+offset
+    if (visible == 0) {  // nothing to attend to: zeros, as the attention core defines
+      std::fill(yr, yr + T_k, 0.0f);
+      return;
     }
+    for (int64_t j = 0; j < T_k; ++j)
+      yr[j] = j < visible ? xr[j] * scale_mul / scale_div : -INFINITY;
+    softmax_row<false>(yr, yr, T_k);  // in place; e^-inf = 0 for the hidden keys
   });
   return out;
 }
