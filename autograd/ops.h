@@ -15,6 +15,7 @@
 
 #include "autograd/engine.h"
 #include "tensor/elementwise.h"
+#include "tensor/flash_attention.h"
 #include "tensor/reduce.h"
 
 namespace qkv {
@@ -80,6 +81,11 @@ Tensor softmax(const Tensor& a, int64_t dim);
 // bit for bit to dividing, masked_fill with -inf, then softmax (tests/attention).
 Tensor causal_softmax(const Tensor& a, float scale_mul, float scale_div, int64_t offset);
 Tensor log_softmax(const Tensor& a, int64_t dim);
+// Attention of q (N, T_q, D) over k (N_kv, T_k, D) and v (N_kv, T_k, D_v) in tiles, never
+// building the (T_q, T_k) weights (tensor/flash_attention.h); its backward recomputes them
+// tile by tile. The attention core's flash option (attention/core.h) is the way in.
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                       const raw::FlashAttentionParams& params);
 // cross_entropy: mean over the targets that are not ignore_index of
 // -log_softmax(logits)[target]. logits (N, V), targets (N,) int64.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);

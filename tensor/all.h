@@ -5,6 +5,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/error.h"
 #include "tensor/factory.h"
+#include "tensor/flash_attention.h"
 #include "tensor/gemm.h"
 #include "tensor/join.h"
 #include "tensor/matmul.h"

@@ -1,6 +1,7 @@
 // allocator.cpp: a size-class cache of large blocks in front of operator new (see allocator.h).
 #include "tensor/allocator.h"
 
+#include <atomic>
 #include <bit>
 #include <map>
 #include <mutex>
@@ -42,10 +43,28 @@ BlockCache& cache() {
   return *c;
 }
 
+std::atomic<size_t> g_allocated{0}, g_peak{0};
+
+void count_allocation(size_t nbytes) {
+  const size_t now = g_allocated.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+  size_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace
+
+MemoryStats memory_stats() {
+  return {g_allocated.load(std::memory_order_relaxed), g_peak.load(std::memory_order_relaxed)};
+}
+
+void reset_peak_memory() {
+  g_peak.store(g_allocated.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
 
 std::byte* allocate_bytes(size_t nbytes) {
   if (nbytes == 0) nbytes = 64;  // a valid pointer keeps data_ptr() of an empty tensor harmless
+  count_allocation(nbytes);
 #ifndef QKV_NO_BLOCK_CACHE
   if (nbytes >= kMinCached) {
     const size_t cls = size_class(nbytes);
@@ -68,6 +87,7 @@ std::byte* allocate_bytes(size_t nbytes) {
 
 void free_bytes(std::byte* data, size_t nbytes) {
   if (nbytes == 0) nbytes = 64;
+  g_allocated.fetch_sub(nbytes, std::memory_order_relaxed);
 #ifndef QKV_NO_BLOCK_CACHE
   if (nbytes >= kMinCached) {
     const size_t cls = size_class(nbytes);

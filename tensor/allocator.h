@@ -19,4 +19,14 @@ void free_bytes(std::byte* data, size_t nbytes);  // nbytes as given to allocate
 void empty_cache();                               // frees every cached block
 size_t cached_bytes();                            // bytes held in the cache right now
 
+// Bytes handed out to tensors and not yet freed (the cache's idle blocks not counted), and the
+// most there ever were at once since the last reset_peak_memory(): what a computation needs,
+// as torch.cuda.max_memory_allocated reports it. The benchmarks read it to compare paths.
+struct MemoryStats {
+  size_t allocated = 0;
+  size_t peak = 0;
+};
+MemoryStats memory_stats();
+void reset_peak_memory();  // peak := allocated now
+
 }  // namespace qkv
