@@ -10,10 +10,14 @@
 //
 // Any leading dims broadcast (a (T, D) query against (B, H, T, D) keys is fine), so one
 // function serves a single sentence, a batch, and every head of a batch at once.
+// Grouped-query attention: k and v may have fewer heads than q, q (..., H, T_q, D) against
+// k, v (..., H_kv, T_k, D) with H a multiple of H_kv; query head h then reads key and value
+// head h / (H / H_kv). H_kv = 1 is multi-query attention, H_kv = H plain multi-head.
 #pragma once
 
 #include <optional>
 
+#include "attention/positions.h"
 #include "nn/all.h"
 
 namespace qkv::attention {
@@ -25,16 +29,32 @@ struct AttentionOptions {
   // Query i sees keys j <= i + (T_k - T_q): the usual lower triangle when T_q == T_k, and the
   // right alignment for a query block that comes after cached keys (T_q < T_k).
   bool causal = false;
+  // Sliding window (with causal): query i sees only its last `window` keys, itself included:
+  // i' - window < j <= i' with i' = i + (T_k - T_q). 0: no limit; a window >= T_k is causal.
+  int64_t window = 0;
   // Multiplies the scores; unset: divide by sqrt(D), as the papers and articles write it.
   std::optional<double> scale;
   // Dropout on the weights (1 / (1 - p) scaling); the caller passes 0 outside training.
   double dropout_p = 0.0;
   Generator* generator = nullptr;  // for the dropout draws; default: the global generator
+  // RoPE (positions.h): rotate q at positions (T_k - T_q) + i and k at positions j before the
+  // scores, so the scores depend on relative positions.
+  bool rope = false;
+  double rope_base = 10000.0;
+  // ALiBi (positions.h): one slope per query head; q is (..., H, T_q, D) with H = the number of
+  // slopes, and head h's scores get -slope_h * |i' - j|.
+  std::vector<float> alibi_slopes;
+  // Flash attention (tensor/flash_attention.h): the same output computed in tiles with an
+  // online softmax, O(T * D) memory instead of O(T_q * T_k); the weights are never built, so
+  // AttentionOutput::weights is undefined. Works with causal, window, scale, rope, ALiBi and
+  // grouped heads; a mask or dropout needs the standard path (an error says so).
+  bool flash = false;
 };
 
 struct AttentionOutput {
   Tensor output;   // (..., T_q, D_v)
-  Tensor weights;  // (..., T_q, T_k): the weights used (after dropout, if any), with history
+  Tensor weights;  // (..., T_q, T_k): the weights used (after dropout, if any), with history;
+                   // undefined with flash, which never builds them
 };
 
 // A query row with no key it may see (every score -inf) has weights of zero and an output of
@@ -55,7 +75,10 @@ inline Tensor causal_mask(int64_t T) {
 // (B, H, T_q, T) scores; combine with a causal mask by logical and (raw::mul of bools works).
 Tensor padding_mask(const Tensor& lengths, int64_t T);
 
-// (T, T): causal, and at most `window` keys back: i - window < j <= i.
-Tensor sliding_window_mask(int64_t T, int64_t window);
+// (T_q, T_k): causal, and at most `window` keys back: i' - window < j <= i', i' = i + T_k - T_q.
+Tensor sliding_window_mask(int64_t T_q, int64_t T_k, int64_t window);
+inline Tensor sliding_window_mask(int64_t T, int64_t window) {
+  return sliding_window_mask(T, T, window);
+}
 
 }  // namespace qkv::attention

@@ -2,6 +2,10 @@
 // is its draw order: tok, pos, then per block q, k, v, o, fc, proj, and last the head).
 #include "attention/gpt.h"
 
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
 namespace qkv::attention {
 
 Block::Block(int64_t C, int64_t H, bool is_causal) : n_head(H), causal(is_causal) {
@@ -16,24 +20,20 @@ Block::Block(int64_t C, int64_t H, bool is_causal) : n_head(H), causal(is_causal
   proj = register_module("proj", std::make_shared<nn::Linear>(4 * C, C));
 }
 
-Tensor Block::attention(const Tensor& x) {
-  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = n_head, D = C / H;
-  // (B, T, C) -> (B, T, H, D) -> (B, H, T, D)
-  auto heads = [&](const Tensor& t) { return transpose(view(t, {B, T, H, D}), 1, 2); };
-  AttentionOptions options;
+Tensor Block::attention(const Tensor& x, KVCache* cache) {
+  MultiHeadOptions options;
   options.causal = causal;
-  const AttentionOutput a = scaled_dot_product_attention(heads(q->forward(x)), heads(k->forward(x)),
-                                                         heads(v->forward(x)), options);
-  attention_weights = detach(a.weights);
-  // (B, H, T, D) -> (B, T, H, D) -> (B, T, C)
-  return o->forward(reshape(transpose(a.output, 1, 2), {B, T, C}));
+  MultiHeadCall call;
+  call.cache = cache;
+  call.weights = &attention_weights;
+  return multi_head_attention(x, *q, *k, *v, *o, n_head, options, call);
 }
 
-Tensor Block::forward(const Tensor& x) {
+Tensor Block::forward(const Tensor& x, KVCache* cache) {
   check(x.defined() && x.dim() == 3 && x.size(2) == ln1->normalized_shape, "Block",
         "an input (B, T, C) with C = ", ln1->normalized_shape, ", got ",
         x.defined() ? shape_str(x.shape()) : "undefined");
-  const Tensor h = x + attention(ln1->forward(x));
+  const Tensor h = x + attention(ln1->forward(x), cache);
   return h + proj->forward(gelu(fc->forward(ln2->forward(h))));
 }
 
@@ -57,18 +57,73 @@ void GPT::set_causal(bool causal) {
   for (int64_t i = 0; i < config.n_layer; ++i) block(i).causal = causal;
 }
 
-Tensor GPT::forward(const Tensor& idx) {
+Tensor GPT::forward(const Tensor& idx, std::vector<KVCache>* caches) {
   check(idx.defined() && idx.dtype() == Dtype::int64 && idx.dim() == 2, "GPT",
         "int64 token ids (B, T), got ",
         idx.defined() ? dtype_name(idx.dtype()) + " " + shape_str(idx.shape())
                       : std::string("undefined"));
-  const int64_t T = idx.size(1);
-  check(T >= 1 && T <= config.block, "GPT", "a sequence length T in [1, block = ", config.block,
-        "], got T = ", T);
-  // tok(idx) + pos(arange(T)): the same position vectors for every sequence of the batch.
-  Tensor x = tok->forward(idx) + pos->forward(arange(T));  // (B, T, C)
-  for (int64_t i = 0; i < config.n_layer; ++i) x = block(i).forward(x);
+  if (caches && caches->empty()) caches->resize(static_cast<size_t>(config.n_layer));
+  check(!caches || static_cast<int64_t>(caches->size()) == config.n_layer, "GPT",
+        "one KV cache per layer (", config.n_layer, "), got ", caches ? caches->size() : 0);
+  const int64_t T = idx.size(1), offset = caches ? (*caches)[0].length() : 0;
+  check(T >= 1 && offset + T <= config.block, "GPT", "positions within block = ", config.block,
+        ", got T = ", T, offset > 0 ? " after " + std::to_string(offset) + " cached" : "");
+  // tok(idx) + pos(offset .. offset + T - 1): the same position vectors for every sequence.
+  Tensor x = tok->forward(idx) + pos->forward(arange(offset, offset + T));  // (B, T, C)
+  for (int64_t i = 0; i < config.n_layer; ++i)
+    x = block(i).forward(x, caches ? &(*caches)[static_cast<size_t>(i)] : nullptr);
   return head->forward(ln_f->forward(x));  // (B, T, V)
+}
+
+namespace {
+
+// One draw from softmax(logits / temperature) restricted to the top_k largest logits.
+int64_t sample_next(std::vector<float> logits, double temperature, int64_t top_k, Generator& gen) {
+  const int64_t V = static_cast<int64_t>(logits.size());
+  for (float& l : logits) l = static_cast<float>(l / temperature);
+  if (top_k > 0 && top_k < V) {  // keep the k largest logits
+    std::vector<float> sorted = logits;
+    std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(),
+                     std::greater<float>());
+    const float kth = sorted[static_cast<size_t>(top_k - 1)];
+    for (float& l : logits) l = l < kth ? -INFINITY : l;
+  }
+  const std::vector<float> p = raw::softmax(from_vector(logits, {V}), 0).to_vector<float>();
+  const double u = gen.uniform_double();
+  double cum = 0;
+  for (int64_t i = 0; i < V; ++i) {
+    cum += p[static_cast<size_t>(i)];
+    if (u < cum) return i;
+  }
+  return V - 1;
+}
+
+}  // namespace
+
+std::vector<int64_t> GPT::generate(std::vector<int64_t> ids, int64_t n,
+                                   const SampleOptions& options, Generator& gen) {
+  check(!ids.empty() && n >= 0 && options.temperature > 0 && options.top_k >= 0, "GPT::generate",
+        "a non-empty prompt, n >= 0, temperature > 0 and top_k >= 0, got ", ids.size(),
+        " prompt tokens, n = ", n, ", temperature ", options.temperature, ", top_k ",
+        options.top_k);
+  NoGradGuard no_grad;
+  std::vector<KVCache> caches;
+  for (int64_t step = 0; step < n; ++step) {
+    const int64_t cached = caches.empty() ? 0 : caches[0].length();
+    Tensor logits;  // (1, T, V)
+    if (options.use_cache && cached > 0 && cached == static_cast<int64_t>(ids.size()) - 1 &&
+        cached < config.block) {
+      logits = forward(from_vector(std::vector<int64_t>{ids.back()}, {1, 1}), &caches);
+    } else {  // the first step, no cache, or a full context: the last `block` tokens afresh
+      const int64_t T = std::min<int64_t>(static_cast<int64_t>(ids.size()), config.block);
+      caches.clear();
+      logits = forward(from_vector(std::vector<int64_t>(ids.end() - T, ids.end()), {1, T}),
+                       options.use_cache ? &caches : nullptr);
+    }
+    const Tensor last = raw::select(raw::select(logits, 0, 0), 0, logits.size(1) - 1);
+    ids.push_back(sample_next(last.to_vector<float>(), options.temperature, options.top_k, gen));
+  }
+  return ids;
 }
 
 }  // namespace qkv::attention

@@ -14,7 +14,7 @@
 // ln_f.weight, head.weight: torch's state_dict keys for the reference model.
 #pragma once
 
-#include "attention/core.h"
+#include "attention/multi_head_attention.h"
 
 namespace qkv::attention {
 
@@ -27,8 +27,9 @@ struct GPTConfig {
 class Block : public nn::UnaryModule {
  public:
   Block(int64_t n_embd, int64_t n_head, bool causal);
-  Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
-  Tensor attention(const Tensor& x);         // the attention sublayer alone, o included
+  Tensor forward(const Tensor& x) override { return forward(x, nullptr); }  // (B, T, C)
+  Tensor forward(const Tensor& x, KVCache* cache);  // incremental: x's positions come after cache
+  Tensor attention(const Tensor& x, KVCache* cache = nullptr);  // the sublayer alone, o included
   std::shared_ptr<nn::LayerNorm> ln1, ln2;
   std::shared_ptr<nn::Linear> q, k, v, o, fc, proj;
   int64_t n_head;
@@ -36,11 +37,27 @@ class Block : public nn::UnaryModule {
   Tensor attention_weights;  // of the last forward, without history: (B, H, T, T)
 };
 
+// How GPT::generate picks each next token.
+struct SampleOptions {
+  double temperature = 1.0;  // logits are divided by it: < 1 sharper, > 1 flatter
+  int64_t top_k = 0;         // draw only from the k most likely tokens; 0: from all
+  bool use_cache = true;     // decode with a KV cache per layer (same tokens, less work)
+};
+
 class GPT : public nn::Module {
  public:
   explicit GPT(const GPTConfig& config);
-  Tensor forward(const Tensor& idx);  // int64 (B, T) -> logits (B, T, V)
+  Tensor forward(const Tensor& idx) { return forward(idx, nullptr); }  // (B, T) -> (B, T, V)
+  // With caches (one per layer, resized on first use): idx holds the positions after the
+  // cached ones, which must stay within block.
+  Tensor forward(const Tensor& idx, std::vector<KVCache>* caches);
   Tensor operator()(const Tensor& idx) { return forward(idx); }
+  // Appends n tokens to ids, each drawn from softmax(logits / temperature) (top-k filtered) with
+  // one uniform draw from gen. The context is the last `block` tokens (no position beyond).
+  // With the cache each step feeds only the newest token until the context is full; after
+  // that every step recomputes the last `block` tokens, exactly as without the cache.
+  std::vector<int64_t> generate(std::vector<int64_t> ids, int64_t n, const SampleOptions& options,
+                                Generator& gen);
   void set_causal(bool causal);  // every block at once
   Block& block(int64_t i) const { return *blocks->at<Block>(static_cast<size_t>(i)); }
   GPTConfig config;

@@ -22,42 +22,92 @@ Tensor MultiHeadAttentionWrapper::forward(const Tensor& x) {
   return cat(outputs, -1);                      // (..., T, H * d_out_v)
 }
 
-MultiHeadAttention::MultiHeadAttention(int64_t c, int64_t h, bool is_causal, double p, bool bias,
+MultiHeadAttention::MultiHeadAttention(int64_t c, int64_t h, const MultiHeadOptions& opts,
                                        Generator* gen)
     : d_model(c),
       num_heads(h),
+      num_kv_heads(opts.num_kv_heads == 0 ? h : opts.num_kv_heads),
       head_dim(h > 0 ? c / h : 0),
-      causal(is_causal),
-      dropout(p),
+      options(opts),
       gen_(gen) {
-  check(h > 0 && c > 0 && c % h == 0, "MultiHeadAttention", "d_model (", c,
-        ") divisible by num_heads (", h, ")");
-  check(p >= 0 && p < 1, "MultiHeadAttention", "dropout in [0, 1), got ", p);
-  q = register_module("q", std::make_shared<nn::Linear>(c, c, bias, gen));
-  k = register_module("k", std::make_shared<nn::Linear>(c, c, bias, gen));
-  v = register_module("v", std::make_shared<nn::Linear>(c, c, bias, gen));
-  o = register_module("o", std::make_shared<nn::Linear>(c, c, bias, gen));
+  const char* op = "MultiHeadAttention";
+  check(h > 0 && c > 0 && c % h == 0, op, "d_model (", c, ") divisible by num_heads (", h, ")");
+  check(num_kv_heads > 0 && h % num_kv_heads == 0, op, "num_kv_heads (", num_kv_heads,
+        ") dividing num_heads (", h, ")");
+  check(opts.dropout >= 0 && opts.dropout < 1, op, "dropout in [0, 1), got ", opts.dropout);
+  check(opts.window >= 0 && (opts.window == 0 || opts.causal), op,
+        "a window >= 0, and only with causal, got ", opts.window);
+  check(!opts.rope || head_dim % 2 == 0, op, "an even head_dim for rope, got ", head_dim);
+  const int64_t kv = num_kv_heads * head_dim;
+  q = register_module("q", std::make_shared<nn::Linear>(c, c, opts.bias, gen));
+  k = register_module("k", std::make_shared<nn::Linear>(c, kv, opts.bias, gen));
+  v = register_module("v", std::make_shared<nn::Linear>(c, kv, opts.bias, gen));
+  o = register_module("o", std::make_shared<nn::Linear>(c, c, opts.bias, gen));
 }
 
-Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask) {
-  check(x.defined() && x.dim() == 3 && x.size(2) == d_model, "MultiHeadAttention",
-        "an input (B, T, C) with C = d_model = ", d_model, ", got ",
+namespace {
+MultiHeadOptions plain(bool causal, double dropout, bool bias) {
+  MultiHeadOptions o;
+  o.causal = causal;
+  o.dropout = dropout;
+  o.bias = bias;
+  return o;
+}
+}  // namespace
+
+MultiHeadAttention::MultiHeadAttention(int64_t c, int64_t h, bool is_causal, double p, bool bias,
+                                       Generator* gen)
+    : MultiHeadAttention(c, h, plain(is_causal, p, bias), gen) {}
+
+Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask, KVCache* cache) {
+  MultiHeadCall call;
+  call.mask = &mask;
+  call.cache = cache;
+  call.training = is_training();
+  call.generator = gen_;
+  call.weights = &attention_weights;
+  return multi_head_attention(x, *q, *k, *v, *o, num_heads, options, call);
+}
+
+Tensor multi_head_attention(const Tensor& x, nn::Linear& q, nn::Linear& k, nn::Linear& v,
+                            nn::Linear& o, int64_t num_heads, const MultiHeadOptions& options,
+                            const MultiHeadCall& call) {
+  const int64_t C = q.in_features;
+  check(x.defined() && x.dim() == 3 && x.size(2) == C, "MultiHeadAttention",
+        "an input (B, T, C) with C = d_model = ", C, ", got ",
         x.defined() ? shape_str(x.shape()) : "undefined");
-  const int64_t B = x.size(0), T = x.size(1), H = num_heads, D = head_dim;
-  // (B, T, C) -> (B, T, H, D) -> (B, H, T, D): each head sees its own D-wide slice.
-  auto split_heads = [&](const Tensor& t) { return transpose(view(t, {B, T, H, D}), 1, 2); };
-  const Tensor queries = split_heads(q->forward(x));
-  const Tensor keys = split_heads(k->forward(x));
-  const Tensor values = split_heads(v->forward(x));
-  AttentionOptions options;
-  options.causal = causal;
-  options.mask = mask;
-  options.dropout_p = is_training() ? dropout : 0.0;
-  options.generator = gen_;
-  const AttentionOutput a = scaled_dot_product_attention(queries, keys, values, options);
-  attention_weights = detach(a.weights);
+  const int64_t B = x.size(0), T = x.size(1), H = num_heads, D = q.out_features / H;
+  const int64_t H_kv = k.out_features / D;
+  // (B, T, heads * D) -> (B, T, heads, D) -> (B, heads, T, D): each head its own D-wide slice.
+  auto split_heads = [&](const Tensor& t, int64_t heads) {
+    return transpose(view(t, {B, T, heads, D}), 1, 2);
+  };
+  Tensor queries = split_heads(q.forward(x), H);
+  Tensor keys = split_heads(k.forward(x), H_kv);
+  Tensor values = split_heads(v.forward(x), H_kv);
+  // Positions of this call's tokens start after the cached ones.
+  const int64_t offset = call.cache ? call.cache->length() : 0;
+  if (options.rope) {  // rotated before caching: a cached key keeps the angle of its position
+    queries = rope(queries, offset, options.rope_base);
+    keys = rope(keys, offset, options.rope_base);
+  }
+  if (call.cache) {
+    call.cache->append(keys, values);
+    keys = call.cache->k;
+    values = call.cache->v;
+  }
+  AttentionOptions a;
+  if (call.mask) a.mask = *call.mask;
+  a.causal = options.causal;
+  a.window = options.window;
+  a.dropout_p = call.training ? options.dropout : 0.0;
+  a.generator = call.generator;
+  if (options.alibi) a.alibi_slopes = alibi_slopes(H);
+  a.flash = options.flash;
+  const AttentionOutput out = scaled_dot_product_attention(queries, keys, values, a);
+  if (call.weights) *call.weights = out.weights.defined() ? detach(out.weights) : Tensor();
   // (B, H, T, D) -> (B, T, H, D) -> (B, T, C): the heads side by side again, then mixed by o.
-  return o->forward(reshape(transpose(a.output, 1, 2), {B, T, d_model}));
+  return o.forward(reshape(transpose(out.output, 1, 2), {B, T, C}));
 }
 
 }  // namespace qkv::attention

@@ -11,9 +11,17 @@
 //     attention per head -> (B, H, T, D) -> transpose, reshape (B, T, C) -> o -> (B, T, C)
 //   with D = C / H. Its Linear layers are named q, k, v, o and created in that order. With
 //   bias off and o the identity, it computes exactly what the wrapper computes.
+//   Its options (MultiHeadOptions) turn it into the variants today's models use:
+//     num_kv_heads   grouped-query attention: k and v project to H_kv < H heads, each shared
+//                    by H / H_kv query heads (1: multi-query); the KV cache shrinks by H / H_kv
+//     window         sliding-window causal attention (Mistral, Gemma): the last `window` keys
+//     rope, alibi    positions by rotation or by a distance penalty (positions.h)
+//     flash          the tiled kernel, O(T * D) memory (core.h)
+//   and forward(x, mask, cache) decodes incrementally with a KVCache (kv_cache.h).
 #pragma once
 
 #include "attention/core.h"
+#include "attention/kv_cache.h"
 #include "attention/self_attention.h"
 
 namespace qkv::attention {
@@ -31,21 +39,50 @@ class MultiHeadAttentionWrapper : public nn::UnaryModule {
   Tensor attention_weights;  // of the last forward, without history: (..., H, T, T)
 };
 
+struct MultiHeadOptions {
+  int64_t num_kv_heads = 0;  // key/value heads: 0 means num_heads; 1 is multi-query attention
+  bool causal = false;
+  double dropout = 0.0;  // on the attention weights, in training only
+  bool bias = true;      // of the four Linear layers
+  int64_t window = 0;    // sliding window (needs causal); 0: none
+  bool rope = false;     // rotate q and k by position (applied before caching)
+  double rope_base = 10000.0;
+  bool alibi = false;  // the ALiBi paper's slopes for num_heads heads
+  bool flash = false;  // the tiled kernel; attention_weights stays undefined
+};
+
 class MultiHeadAttention : public nn::UnaryModule {
  public:
+  MultiHeadAttention(int64_t d_model, int64_t num_heads, const MultiHeadOptions& options,
+                     Generator* gen = nullptr);
   MultiHeadAttention(int64_t d_model, int64_t num_heads, bool causal = false, double dropout = 0.0,
                      bool bias = true, Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override { return forward(x, Tensor()); }
-  // mask: bool (true = may attend) or additive float, broadcast to (B, H, T, T).
-  Tensor forward(const Tensor& x, const Tensor& mask);
+  // mask: bool (true = may attend) or additive float, broadcast to (B, H, T_q, T_k).
+  // cache: keys and values of earlier positions; this call's are appended, its queries come
+  // after them (positions cache->length() + t for RoPE, ALiBi and the causal mask).
+  Tensor forward(const Tensor& x, const Tensor& mask, KVCache* cache = nullptr);
   std::shared_ptr<nn::Linear> q, k, v, o;
-  int64_t d_model, num_heads, head_dim;
-  bool causal;
-  double dropout;
-  Tensor attention_weights;  // of the last forward, without history: (B, H, T, T)
+  int64_t d_model, num_heads, num_kv_heads, head_dim;
+  MultiHeadOptions options;
+  Tensor attention_weights;  // of the last forward, without history: (B, H, T_q, T_k)
 
  private:
   Generator* gen_;
 };
+
+// The fused multi-head computation on given projections: what MultiHeadAttention::forward
+// does, shared with the GPT's Block (which keeps its Linear layers under its own names).
+// q maps C to H * D, k and v map C to H_kv * D, o maps H * D back to C.
+struct MultiHeadCall {
+  const Tensor* mask = nullptr;
+  KVCache* cache = nullptr;
+  bool training = false;
+  Generator* generator = nullptr;
+  Tensor* weights = nullptr;  // set to the weights used, without history (undefined: flash)
+};
+Tensor multi_head_attention(const Tensor& x, nn::Linear& q, nn::Linear& k, nn::Linear& v,
+                            nn::Linear& o, int64_t num_heads, const MultiHeadOptions& options,
+                            const MultiHeadCall& call);
 
 }  // namespace qkv::attention

@@ -182,41 +182,6 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
-// Generates n characters after `prompt` ids: softmax(logits / temperature) over the top_k most
-// likely characters (0: all), one draw per character from `gen`. The context is cropped to the
-// last `block` characters: the model has no position embedding beyond that.
-std::vector<int64_t> generate(GPT& model, std::vector<int64_t> ids, int64_t n, double temperature,
-                              int64_t top_k, Generator& gen) {
-  NoGradGuard no_grad;
-  const int64_t V = model.config.vocab_size;
-  for (int64_t step = 0; step < n; ++step) {
-    const int64_t T = std::min<int64_t>(static_cast<int64_t>(ids.size()), model.config.block);
-    const std::vector<int64_t> context(ids.end() - T, ids.end());
-    const Tensor logits = model(from_vector(context, {1, T}));  // (1, T, V)
-    std::vector<float> last = raw::select(raw::select(logits, 0, 0), 0, T - 1).to_vector<float>();
-    for (float& l : last) l = static_cast<float>(l / temperature);
-    if (top_k > 0 && top_k < V) {  // keep the k largest logits
-      std::vector<float> sorted = last;
-      std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(),
-                       std::greater<float>());
-      const float kth = sorted[static_cast<size_t>(top_k - 1)];
-      for (float& l : last) l = l < kth ? -INFINITY : l;
-    }
-    const std::vector<float> p = raw::softmax(from_vector(last, {V}), 0).to_vector<float>();
-    double u = gen.uniform_double(), cum = 0;
-    int64_t next = V - 1;
-    for (int64_t i = 0; i < V; ++i) {
-      cum += p[static_cast<size_t>(i)];
-      if (u < cum) {
-        next = i;
-        break;
-      }
-    }
-    ids.push_back(next);
-  }
-  return ids;
-}
-
 RunResult train(const Options& o, const CharTokenizer& tok, const TextSplit& split, bool causal,
                 const std::string& label) {
   RunResult r;
@@ -304,7 +269,10 @@ RunResult train(const Options& o, const CharTokenizer& tok, const TextSplit& spl
   if (o.sample > 0) {
     Generator gs(static_cast<uint64_t>(o.seed));
     const std::vector<int64_t> start = {split.val.to_vector<int64_t>()[0]};
-    r.sample = tok.decode(generate(m, start, o.sample, o.temperature, o.top_k, gs));
+    SampleOptions so;
+    so.temperature = o.temperature;
+    so.top_k = o.top_k;
+    r.sample = tok.decode(m.generate(start, o.sample, so, gs));
     std::cout << "sample (" << label << "):\n" << r.sample << "\n";
   }
   return r;

@@ -84,5 +84,20 @@ TEST(Factory, NestedBracesAndVectors) {
             (std::vector<bool>{true, false}));
 }
 
+TEST(Allocator, MemoryStatsCountLiveBytesAndThePeak) {
+  const size_t base = memory_stats().allocated;
+  reset_peak_memory();
+  {
+    const Tensor a = Tensor::empty({1 << 19});  // 2 MiB: through the block cache
+    const Tensor b = Tensor::empty({100});      // 400 bytes: straight from new
+    EXPECT_EQ(memory_stats().allocated, base + (size_t{1} << 21) + 400);
+  }
+  // Freed (a's block kept by the cache for reuse does not count as allocated).
+  EXPECT_EQ(memory_stats().allocated, base);
+  EXPECT_EQ(memory_stats().peak, base + (size_t{1} << 21) + 400);
+  reset_peak_memory();
+  EXPECT_EQ(memory_stats().peak, base);
+}
+
 }  // namespace
 }  // namespace qkv

@@ -1,0 +1,31 @@
+// kv_cache.cpp: appending to the cache (see kv_cache.h).
+#include "attention/kv_cache.h"
+
+namespace qkv::attention {
+
+void KVCache::append(const Tensor& k_new, const Tensor& v_new) {
+  check(k_new.defined() && v_new.defined() && k_new.dim() == 4 && v_new.dim() == 4 &&
+            k_new.size(0) == v_new.size(0) && k_new.size(1) == v_new.size(1) &&
+            k_new.size(2) == v_new.size(2),
+        "KVCache::append", "keys and values (B, H_kv, T_new, D) with the same B, H_kv, T_new, got ",
+        k_new.defined() ? shape_str(k_new.shape()) : "undefined", " and ",
+        v_new.defined() ? shape_str(v_new.shape()) : "undefined");
+  if (!k.defined()) {
+    k = k_new;
+    v = v_new;
+    return;
+  }
+  check(k_new.size(0) == k.size(0) && k_new.size(1) == k.size(1) && k_new.size(3) == k.size(3) &&
+            v_new.size(3) == v.size(3),
+        "KVCache::append",
+        "new keys and values shaped like the cached ones (B, H_kv, *, D) = ", shape_str(k.shape()),
+        ", got ", shape_str(k_new.shape()), " and ", shape_str(v_new.shape()));
+  k = cat({k, k_new}, 2);
+  v = cat({v, v_new}, 2);
+}
+
+size_t KVCache::bytes() const {
+  return k.defined() ? static_cast<size_t>(k.numel() + v.numel()) * sizeof(float) : 0;
+}
+
+}  // namespace qkv::attention
