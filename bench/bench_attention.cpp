@@ -1,11 +1,14 @@
 // bench_attention: every attention module, forward and forward + backward, at B = 8,
-// C = 128, H = 4 and T in {64, 256, 1024}, in tokens per second (B * T per iteration).
+// C = 128, H = 4 and T in {64, 256, 1024}, in tokens per second (B * T per iteration);
+// the core's standard and flash paths at T in {256, 1024, 4096} (one sequence, 4 causal heads
+// of 32), with the peak bytes each holds; and GPT generation with and without the KV cache.
 // Results are in bench/README.md.
 //
 //   ./build/release/bench/bench_attention --benchmark_repetitions=3
 //     --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -58,6 +61,18 @@ Subject make(const std::string& which) {
                                                0.0, &g);
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
+  if (which.rfind("MHA_", 0) == 0) {  // the modern variants of MultiHeadAttention, causal
+    MultiHeadOptions o;
+    o.causal = true;
+    if (which == "MHA_GQA2") o.num_kv_heads = 2;
+    if (which == "MHA_MQA") o.num_kv_heads = 1;
+    if (which == "MHA_Window64") o.window = 64;
+    if (which == "MHA_RoPE") o.rope = true;
+    if (which == "MHA_ALiBi") o.alibi = true;
+    if (which == "MHA_Flash") o.flash = true;
+    auto m = std::make_shared<MultiHeadAttention>(C, H, o, &g);
+    return {m, [m](const Tensor& x) { return m->forward(x); }};
+  }
   auto m = std::make_shared<Head>(C, C / H, 0.0, &g);  // "Head"
   return {m, [m](const Tensor& x) { return m->forward(x); }};
 }
@@ -82,10 +97,78 @@ void run(benchmark::State& state, const std::string& which, bool backward_too) {
       benchmark::Counter(static_cast<double>(B * T), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The core alone, standard vs flash: q, k, v of (1, 4, T, 32), causal. Besides the time, the
+// peak bytes held during one call (inputs excluded), from the allocator's counters.
+void run_core(benchmark::State& state, bool flash, bool backward_too) {
+  const int64_t T = state.range(0), heads = 4, D = 32;
+  Generator g(2);
+  const Tensor q = randn({1, heads, T, D}, &g), k = randn({1, heads, T, D}, &g),
+               v = randn({1, heads, T, D}, &g);
+  AttentionOptions o;
+  o.causal = true;
+  o.flash = flash;
+  size_t peak = 0;
+  for (auto _ : state) {
+    const size_t base = memory_stats().allocated;
+    reset_peak_memory();
+    if (backward_too) {
+      const Tensor ql = requires_grad_(raw::clone(q)), kl = requires_grad_(raw::clone(k)),
+                   vl = requires_grad_(raw::clone(v));
+      backward(sum(scaled_dot_product_attention(ql, kl, vl, o).output));
+      benchmark::DoNotOptimize(grad(ql).impl_ptr().get());
+    } else {
+      NoGradGuard no_grad;
+      benchmark::DoNotOptimize(scaled_dot_product_attention(q, k, v, o).output.impl_ptr().get());
+    }
+    peak = std::max(peak, memory_stats().peak - base);
+  }
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(static_cast<double>(T), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak_MiB"] = static_cast<double>(peak) / (1 << 20);
+}
+
+// Generating 255 tokens after one with a GPT of block 256 (C 128, 4 heads, 4 layers), with
+// and without the KV cache: the same tokens, different work.
+void run_generate(benchmark::State& state, bool use_cache) {
+  manual_seed(0);
+  GPTConfig c;
+  c.vocab_size = 65;
+  c.n_embd = 128;
+  c.n_layer = 4;
+  c.block = 256;
+  GPT m(c);
+  SampleOptions so;
+  so.use_cache = use_cache;
+  for (auto _ : state) {
+    Generator g(1);
+    benchmark::DoNotOptimize(m.generate({0}, c.block - 1, so, g).data());
+  }
+  state.counters["tokens_per_s"] = benchmark::Counter(
+      static_cast<double>(c.block - 1), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void register_all() {
+  for (bool flash : {false, true})
+    for (bool bwd : {false, true}) {
+      const std::string name =
+          std::string("BM_Core/") + (flash ? "flash" : "standard") + (bwd ? "/fwd_bwd" : "/fwd");
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [flash, bwd](benchmark::State& st) { run_core(st, flash, bwd); })
+          ->Arg(256)
+          ->Arg(1024)
+          ->Arg(4096)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  for (bool cache : {false, true})
+    benchmark::RegisterBenchmark(cache ? "BM_GPTGenerate/kv_cache" : "BM_GPTGenerate/recompute",
+                                 [cache](benchmark::State& st) { run_generate(st, cache); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   for (const char* which : {"SimplifiedSelfAttention", "SelfAttention", "MultiHeadAttentionWrapper",
                             "MultiHeadAttention", "MultiHeadAttentionCausal", "CrossAttention",
-                            "CausalAttentionNegInf", "CausalAttentionMultiply", "Head"}) {
+                            "CausalAttentionNegInf", "CausalAttentionMultiply", "Head", "MHA_GQA2",
+                            "MHA_MQA", "MHA_Window64", "MHA_RoPE", "MHA_ALiBi", "MHA_Flash"}) {
     for (bool bwd : {false, true}) {
       const std::string name = std::string("BM_") + which + (bwd ? "/fwd_bwd" : "/fwd");
       benchmark::RegisterBenchmark(name.c_str(),

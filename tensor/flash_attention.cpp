@@ -1,15 +1,18 @@
 // flash_attention.cpp: the tiled, online-softmax attention of flash_attention.h.
 //
-// Every loop below works on one query row against one tile of kBc keys; the keys of a tile are
-// packed transposed (D x kBc) so that a row's kBc scores are kBc independent multiply-adds per
-// d, which the compiler turns into vector code. Tiles are padded to kBc with zero keys whose
-// scores are then hidden (-inf) like any masked key, so every inner loop has a fixed length.
+// Work is cut into tiles of kBr query rows by kBc keys. Each tile's products are small
+// matrix products (scores = Q K^T, Q's rows times the tile's keys; then P V, and in the
+// backward dO V^T, P^T dO, dS^T Q and dS K), handed to the library's GEMM: at these sizes it
+// runs on the calling thread with its packed SIMD micro-kernel. What is flash-specific is
+// between the products: masking, the online softmax, and the rescaling of the running output.
+// Parallel work is one tile row (forward, dq) or one key tile (dk, dv) per part.
 #include "tensor/flash_attention.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "tensor/gemm.h"
 #include "tensor/thread_pool.h"
 #include "tensor/vector_math.h"
 #include "tensor/view.h"
@@ -17,7 +20,7 @@
 namespace qkv::raw {
 namespace {
 
-constexpr int64_t kBr = 32;  // query rows per tile (one unit of parallel work)
+constexpr int64_t kBr = 64;  // query rows per tile (one unit of parallel work)
 constexpr int64_t kBc = 64;  // keys per tile
 
 struct Geometry {
@@ -69,58 +72,46 @@ Geometry check_inputs(const Tensor& q, const Tensor& k, const Tensor& v,
   return g;
 }
 
-// Keys [j0, j0 + bc) of one block, transposed into kt (width x kBc); columns >= bc are 0.
-void pack_transposed(const float* src, int64_t width, int64_t j0, int64_t bc, float* kt) {
-  for (int64_t d = 0; d < width; ++d) {
-    float* row = kt + d * kBc;
-    for (int64_t c = 0; c < bc; ++c) row[c] = src[(j0 + c) * width + d];
-    for (int64_t c = bc; c < kBc; ++c) row[c] = 0.0f;
-  }
-}
-
-// One query row's scores against a packed key tile starting at key j0:
-//   s[c] = scale * (q . k_{j0+c}) - slope * |ip - (j0 + c)|, and -inf outside [lo, hi]
-// where ip = i + offset is the query's position on the keys' axis.
-void tile_scores(const float* qr, const float* kt, int64_t D, float scale, float slope, int64_t ip,
-                 int64_t j0, int64_t lo, int64_t hi, float* s) {
-  for (int64_t c = 0; c < kBc; ++c) s[c] = 0.0f;
-  for (int64_t d = 0; d < D; ++d) {
-    const float qd = qr[d];
-    const float* kd = kt + d * kBc;
-    for (int64_t c = 0; c < kBc; ++c) s[c] += qd * kd[c];
-  }
-  for (int64_t c = 0; c < kBc; ++c) s[c] *= scale;
-  if (slope != 0.0f)
-    for (int64_t c = 0; c < kBc; ++c) s[c] -= slope * static_cast<float>(std::abs(ip - (j0 + c)));
-  for (int64_t c = 0; c < std::min(kBc, lo - j0); ++c) s[c] = -INFINITY;
-  for (int64_t c = std::max<int64_t>(0, hi - j0 + 1); c < kBc; ++c) s[c] = -INFINITY;
-}
-
-float tile_max(const float* s) {
-  float m = -INFINITY;
-  for (int64_t c = 0; c < kBc; ++c) m = s[c] > m ? s[c] : m;
-  return m;
-}
-
-// p[c] = e^(s[c] - m) (0 where s is -inf); returns their sum.
-float tile_exp(const float* s, float m, float* p) {
-  for (int64_t c = 0; c < kBc; ++c) p[c] = detail::vector_exp(s[c] - m);
-  float sum = 0.0f;
-  for (int64_t c = 0; c < kBc; ++c) sum += p[c];
-  return sum;
-}
-
 float slope_of(const FlashAttentionParams& p, int64_t n) {
   return p.alibi_slopes.empty() ? 0.0f : p.alibi_slopes[static_cast<size_t>(n % p.heads)];
 }
 
-// dp[c] = dout_row . v_{j0+c}, from the packed transposed values vt (D_v x kBc).
-void tile_dots(const float* row, const float* vt, int64_t width, float* dp) {
-  for (int64_t c = 0; c < kBc; ++c) dp[c] = 0.0f;
-  for (int64_t d = 0; d < width; ++d) {
-    const float x = row[d];
-    const float* vd = vt + d * kBc;
-    for (int64_t c = 0; c < kBc; ++c) dp[c] += x * vd[c];
+// The scores of query rows [i0, i0 + rows) against keys [j0, j0 + bc), into S (row stride kBc):
+//   S[r][c] = scale * (q_i . k_j) - slope * |i + offset - j|,  -inf where key j is hidden.
+// Q points at query row i0 of its block, K at key j0 of its block.
+void tile_scores(const Geometry& g, const float* Q, const float* K, int64_t i0, int64_t rows,
+                 int64_t j0, int64_t bc, float scale, float slope, float* S) {
+  gemm(rows, bc, g.D, {Q, g.D, 1}, {K, 1, g.D}, S, kBc, false);  // Q K^T: K read transposed
+  for (int64_t r = 0; r < rows; ++r) {
+    float* s = S + r * kBc;
+    const int64_t i = i0 + r, ip = i + g.offset;
+    for (int64_t c = 0; c < bc; ++c) s[c] *= scale;
+    if (slope != 0.0f)
+      for (int64_t c = 0; c < bc; ++c) s[c] -= slope * static_cast<float>(std::abs(ip - (j0 + c)));
+    // Hidden keys: before first(i) and after last(i) (j0 + c outside [lo, hi]).
+    const int64_t lo = g.first(i) - j0, hi = g.last(i) - j0;
+    for (int64_t c = 0; c < std::min(bc, lo); ++c) s[c] = -INFINITY;
+    for (int64_t c = std::max<int64_t>(0, hi + 1); c < bc; ++c) s[c] = -INFINITY;
+  }
+}
+
+float row_max(const float* s, int64_t n) {
+  float m = -INFINITY;
+  for (int64_t c = 0; c < n; ++c) m = s[c] > m ? s[c] : m;
+  return m;
+}
+
+// The weights of a tile from the saved logsumexp: P = e^(S - lse), in place; 0 where hidden,
+// and for a row that saw no key at all (lse = -inf).
+void tile_weights(float* S, int64_t rows, int64_t bc, const float* lse) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* s = S + r * kBc;
+    const float l = lse[r];
+    if (l == -INFINITY) {
+      std::fill(s, s + bc, 0.0f);
+      continue;
+    }
+    for (int64_t c = 0; c < bc; ++c) s[c] = detail::vector_exp(s[c] - l);
   }
 }
 
@@ -136,41 +127,43 @@ FlashAttentionOutput flash_attention_forward(const Tensor& q_in, const Tensor& k
 
   parallel_for(g.N * g.query_tiles(), [&](int64_t part) {
     const int64_t n = part / g.query_tiles(), i0 = part % g.query_tiles() * kBr;
-    const int64_t i1 = std::min(g.T_q, i0 + kBr), rows = i1 - i0;
-    const float* Q = pq + n * g.T_q * g.D;
+    const int64_t rows = std::min(kBr, g.T_q - i0);
+    const float* Q = pq + (n * g.T_q + i0) * g.D;
     const float* K = pk + n / g.group * g.T_k * g.D;
     const float* V = pv + n / g.group * g.T_k * g.D_v;
     const float slope = slope_of(p, n);
-    std::vector<float> m(kBr, -INFINITY), l(kBr, 0.0f), acc(kBr * g.D_v, 0.0f);
-    std::vector<float> kt(g.D * kBc), s(kBc), pr(kBc);
-    // The keys any row of this tile sees: [first(i0), last(i1 - 1)].
-    for (int64_t j0 = g.first(i0) / kBc * kBc; j0 <= g.last(i1 - 1); j0 += kBc) {
-      pack_transposed(K, g.D, j0, std::min(kBc, g.T_k - j0), kt.data());
+    float* acc = pout + (n * g.T_q + i0) * g.D_v;  // the running output, rescaled in place
+    std::fill(acc, acc + rows * g.D_v, 0.0f);
+    std::vector<float> m(kBr, -INFINITY), l(kBr, 0.0f), S(kBr * kBc);
+    // The keys any row of this tile sees: [first(i0), last(i0 + rows - 1)].
+    for (int64_t j0 = g.first(i0) / kBc * kBc; j0 <= g.last(i0 + rows - 1); j0 += kBc) {
+      const int64_t bc = std::min(kBc, g.T_k - j0);
+      tile_scores(g, Q, K + j0 * g.D, i0, rows, j0, bc, p.scale, slope, S.data());
       for (int64_t r = 0; r < rows; ++r) {
-        const int64_t i = i0 + r, lo = g.first(i), hi = g.last(i);
-        if (hi < lo || hi < j0 || lo >= j0 + kBc) continue;  // nothing visible in this tile
-        tile_scores(Q + i * g.D, kt.data(), g.D, p.scale, slope, i + g.offset, j0, lo, hi,
-                    s.data());
-        // The online softmax: a new max rescales what was summed so far by e^(m - m').
-        const float m_new = std::max(m[r], tile_max(s.data()));
-        const float correction = std::exp(m[r] - m_new);  // 0 on the first visible tile
-        l[r] = l[r] * correction + tile_exp(s.data(), m_new, pr.data());
-        float* a = acc.data() + r * g.D_v;
-        for (int64_t d = 0; d < g.D_v; ++d) a[d] *= correction;
-        for (int64_t c = 0; c < kBc; ++c) {
-          if (pr[c] == 0.0f) continue;  // hidden or padding
-          const float pc = pr[c];
-          const float* vr = V + (j0 + c) * g.D_v;
-          for (int64_t d = 0; d < g.D_v; ++d) a[d] += pc * vr[d];
+        float* s = S.data() + r * kBc;
+        const float tile_m = row_max(s, bc);
+        if (tile_m == -INFINITY) {  // nothing visible to this row here
+          std::fill(s, s + bc, 0.0f);
+          continue;
         }
+        // The online softmax: a larger max rescales what was summed so far by e^(m - m').
+        const float m_new = std::max(m[r], tile_m);
+        const float correction = std::exp(m[r] - m_new);  // 0 on the row's first tile
+        float sum = 0.0f;
+        for (int64_t c = 0; c < bc; ++c) s[c] = detail::vector_exp(s[c] - m_new);
+        for (int64_t c = 0; c < bc; ++c) sum += s[c];
+        l[r] = l[r] * correction + sum;
         m[r] = m_new;
+        if (correction != 1.0f)
+          for (int64_t d = 0; d < g.D_v; ++d) acc[r * g.D_v + d] *= correction;
       }
+      // acc += P V over this tile's keys.
+      gemm(rows, g.D_v, bc, {S.data(), kBc, 1}, {V + j0 * g.D_v, g.D_v, 1}, acc, g.D_v, true);
     }
     for (int64_t r = 0; r < rows; ++r) {
-      float* o = pout + (n * g.T_q + i0 + r) * g.D_v;
-      const float* a = acc.data() + r * g.D_v;
       const bool seen = l[r] > 0.0f;  // false only for a row that sees no key
-      for (int64_t d = 0; d < g.D_v; ++d) o[d] = seen ? a[d] / l[r] : 0.0f;
+      for (int64_t d = 0; d < g.D_v; ++d)
+        acc[r * g.D_v + d] = seen ? acc[r * g.D_v + d] / l[r] : 0.0f;
       plse[n * g.T_q + i0 + r] = seen ? m[r] + std::log(l[r]) : -INFINITY;
     }
   });
@@ -209,76 +202,61 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q_in, const Tensor& k
     }
   });
 
-  // One row's recomputed weights p and score gradients ds against a packed key tile; false
-  // if the row sees nothing there.
-  auto row_grads = [&](int64_t n, int64_t i, int64_t j0, const float* kt, const float* vt, float* s,
-                       float* pr, float* ds) {
-    const int64_t lo = g.first(i), hi = g.last(i);
-    const float row_lse = plse[n * g.T_q + i];
-    if (hi < lo || hi < j0 || lo >= j0 + kBc || row_lse == -INFINITY) return false;
-    tile_scores(pq + (n * g.T_q + i) * g.D, kt, g.D, p.scale, slope_of(p, n), i + g.offset, j0, lo,
-                hi, s);
-    for (int64_t c = 0; c < kBc; ++c) pr[c] = detail::vector_exp(s[c] - row_lse);
-    tile_dots(pdout + (n * g.T_q + i) * g.D_v, vt, g.D_v, ds);  // ds = dp for now
-    const float di = delta[n * g.T_q + i];
-    for (int64_t c = 0; c < kBc; ++c) ds[c] = pr[c] * (ds[c] - di);
-    return true;
+  // For query rows [i0, i0 + rows) of block n against keys [j0, j0 + bc): the weights P (in S)
+  // and the score gradients dS = scale * P * (dP - delta), dP = dO V^T (in dS).
+  auto tile_grads = [&](int64_t n, int64_t i0, int64_t rows, int64_t j0, int64_t bc, float* S,
+                        float* dS) {
+    const float* K = pk + (n / g.group * g.T_k + j0) * g.D;
+    const float* V = pv + (n / g.group * g.T_k + j0) * g.D_v;
+    tile_scores(g, pq + (n * g.T_q + i0) * g.D, K, i0, rows, j0, bc, p.scale, slope_of(p, n), S);
+    tile_weights(S, rows, bc, plse + n * g.T_q + i0);
+    gemm(rows, bc, g.D_v, {pdout + (n * g.T_q + i0) * g.D_v, g.D_v, 1}, {V, 1, g.D_v}, dS, kBc,
+         false);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float di = delta[n * g.T_q + i0 + r];
+      const float* pr = S + r * kBc;
+      float* dsr = dS + r * kBc;
+      for (int64_t c = 0; c < bc; ++c) dsr[c] = p.scale * pr[c] * (dsr[c] - di);
+    }
   };
 
   // Pass 1, over key tiles: dk and dv of a tile collect from every query (of every query
-  // block sharing these keys) that sees it.
+  // block sharing these keys) that sees it:  dv += P^T dO,  dk += dS^T Q.
   parallel_for(g.N_kv * g.key_tiles(), [&](int64_t part) {
     const int64_t nk = part / g.key_tiles(), j0 = part % g.key_tiles() * kBc;
     const int64_t bc = std::min(kBc, g.T_k - j0);
-    const float* K = pk + nk * g.T_k * g.D;
-    const float* V = pv + nk * g.T_k * g.D_v;
-    std::vector<float> kt(g.D * kBc), vt(g.D_v * kBc), s(kBc), pr(kBc), ds(kBc);
-    std::vector<float> dk_acc(kBc * g.D, 0.0f), dv_acc(kBc * g.D_v, 0.0f);
-    pack_transposed(K, g.D, j0, bc, kt.data());
-    pack_transposed(V, g.D_v, j0, bc, vt.data());
+    float* dk_tile = pdk + (nk * g.T_k + j0) * g.D;
+    float* dv_tile = pdv + (nk * g.T_k + j0) * g.D_v;
+    std::fill(dk_tile, dk_tile + bc * g.D, 0.0f);
+    std::fill(dv_tile, dv_tile + bc * g.D_v, 0.0f);
+    std::vector<float> S(kBr * kBc), dS(kBr * kBc);
     // Queries that can see a key of [j0, j0 + bc): last(i) >= j0 and first(i) < j0 + bc.
     const int64_t i_begin = g.causal ? std::max<int64_t>(0, j0 - g.offset) : 0;
     const int64_t i_end =
         g.causal && g.window > 0 ? std::min(g.T_q, j0 + bc - 1 - g.offset + g.window) : g.T_q;
-    for (int64_t n = nk * g.group; n < (nk + 1) * g.group; ++n) {
-      for (int64_t i = i_begin; i < i_end; ++i) {
-        if (!row_grads(n, i, j0, kt.data(), vt.data(), s.data(), pr.data(), ds.data())) continue;
-        const float* qi = pq + (n * g.T_q + i) * g.D;
-        const float* doi = pdout + (n * g.T_q + i) * g.D_v;
-        for (int64_t c = 0; c < bc; ++c) {
-          const float pc = pr[c], dsc = p.scale * ds[c];
-          float* dvc = dv_acc.data() + c * g.D_v;
-          for (int64_t d = 0; d < g.D_v; ++d) dvc[d] += pc * doi[d];
-          float* dkc = dk_acc.data() + c * g.D;
-          for (int64_t d = 0; d < g.D; ++d) dkc[d] += dsc * qi[d];
-        }
+    for (int64_t n = nk * g.group; n < (nk + 1) * g.group; ++n)
+      for (int64_t i0 = i_begin / kBr * kBr; i0 < i_end; i0 += kBr) {
+        const int64_t rows = std::min(kBr, g.T_q - i0);
+        tile_grads(n, i0, rows, j0, bc, S.data(), dS.data());
+        gemm(bc, g.D_v, rows, {S.data(), 1, kBc}, {pdout + (n * g.T_q + i0) * g.D_v, g.D_v, 1},
+             dv_tile, g.D_v, true);
+        gemm(bc, g.D, rows, {dS.data(), 1, kBc}, {pq + (n * g.T_q + i0) * g.D, g.D, 1}, dk_tile,
+             g.D, true);
       }
-    }
-    std::copy_n(dk_acc.data(), bc * g.D, pdk + (nk * g.T_k + j0) * g.D);
-    std::copy_n(dv_acc.data(), bc * g.D_v, pdv + (nk * g.T_k + j0) * g.D_v);
   });
 
-  // Pass 2, over query tiles: dq of a row collects from every key it sees.
+  // Pass 2, over query tiles: dq of a row collects from every key it sees: dq += dS K.
   parallel_for(g.N * g.query_tiles(), [&](int64_t part) {
     const int64_t n = part / g.query_tiles(), i0 = part % g.query_tiles() * kBr;
-    const int64_t i1 = std::min(g.T_q, i0 + kBr);
-    const float* K = pk + n / g.group * g.T_k * g.D;
-    const float* V = pv + n / g.group * g.T_k * g.D_v;
-    std::vector<float> kt(g.D * kBc), vt(g.D_v * kBc), s(kBc), pr(kBc), ds(kBc);
-    std::fill(pdq + (n * g.T_q + i0) * g.D, pdq + (n * g.T_q + i1) * g.D, 0.0f);
-    for (int64_t j0 = g.first(i0) / kBc * kBc; j0 <= g.last(i1 - 1); j0 += kBc) {
+    const int64_t rows = std::min(kBr, g.T_q - i0);
+    float* dq_rows = pdq + (n * g.T_q + i0) * g.D;
+    std::fill(dq_rows, dq_rows + rows * g.D, 0.0f);
+    std::vector<float> S(kBr * kBc), dS(kBr * kBc);
+    for (int64_t j0 = g.first(i0) / kBc * kBc; j0 <= g.last(i0 + rows - 1); j0 += kBc) {
       const int64_t bc = std::min(kBc, g.T_k - j0);
-      pack_transposed(K, g.D, j0, bc, kt.data());
-      pack_transposed(V, g.D_v, j0, bc, vt.data());
-      for (int64_t i = i0; i < i1; ++i) {
-        if (!row_grads(n, i, j0, kt.data(), vt.data(), s.data(), pr.data(), ds.data())) continue;
-        float* dqi = pdq + (n * g.T_q + i) * g.D;
-        for (int64_t c = 0; c < bc; ++c) {
-          const float dsc = p.scale * ds[c];
-          const float* kc = K + (j0 + c) * g.D;
-          for (int64_t d = 0; d < g.D; ++d) dqi[d] += dsc * kc[d];
-        }
-      }
+      tile_grads(n, i0, rows, j0, bc, S.data(), dS.data());
+      gemm(rows, g.D, bc, {dS.data(), kBc, 1}, {pk + (n / g.group * g.T_k + j0) * g.D, g.D, 1},
+           dq_rows, g.D, true);
     }
   });
   return {dq, dk, dv};
