@@ -8,7 +8,8 @@
 
 namespace qkv::attention {
 
-Block::Block(int64_t C, int64_t H, bool is_causal) : n_head(H), causal(is_causal) {
+Block::Block(int64_t C, int64_t H, bool is_causal, bool use_rope)
+    : n_head(H), causal(is_causal), rope(use_rope) {
   check(C > 0 && H > 0 && C % H == 0, "Block", "n_embd (", C, ") divisible by n_head (", H, ")");
   ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(C));
   q = register_module("q", std::make_shared<nn::Linear>(C, C));
@@ -23,6 +24,7 @@ Block::Block(int64_t C, int64_t H, bool is_causal) : n_head(H), causal(is_causal
 Tensor Block::attention(const Tensor& x, KVCache* cache) {
   MultiHeadOptions options;
   options.causal = causal;
+  options.rope = rope;
   MultiHeadCall call;
   call.cache = cache;
   call.weights = &attention_weights;
@@ -44,10 +46,12 @@ GPT::GPT(const GPTConfig& c) : config(c) {
   check(c.n_embd % c.n_head == 0, "GPT", "n_embd (", c.n_embd, ") divisible by n_head (", c.n_head,
         ")");
   tok = register_module("tok", std::make_shared<nn::Embedding>(c.vocab_size, c.n_embd));
-  pos = register_module("pos", std::make_shared<nn::Embedding>(c.block, c.n_embd));
+  check(!c.rope || (c.n_embd / c.n_head) % 2 == 0, "GPT", "an even head size for rope, got ",
+        c.n_embd / c.n_head);
+  if (!c.rope) pos = register_module("pos", std::make_shared<nn::Embedding>(c.block, c.n_embd));
   blocks = register_module("blocks", std::make_shared<nn::ModuleList>());
   for (int64_t i = 0; i < c.n_layer; ++i)
-    blocks->push_back(std::make_shared<Block>(c.n_embd, c.n_head, c.causal));
+    blocks->push_back(std::make_shared<Block>(c.n_embd, c.n_head, c.causal, c.rope));
   ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(c.n_embd));
   head = register_module("head", std::make_shared<nn::Linear>(c.n_embd, c.vocab_size, false));
 }
@@ -66,10 +70,13 @@ Tensor GPT::forward(const Tensor& idx, std::vector<KVCache>* caches) {
   check(!caches || static_cast<int64_t>(caches->size()) == config.n_layer, "GPT",
         "one KV cache per layer (", config.n_layer, "), got ", caches ? caches->size() : 0);
   const int64_t T = idx.size(1), offset = caches ? (*caches)[0].length() : 0;
-  check(T >= 1 && offset + T <= config.block, "GPT", "positions within block = ", config.block,
-        ", got T = ", T, offset > 0 ? " after " + std::to_string(offset) + " cached" : "");
-  // tok(idx) + pos(offset .. offset + T - 1): the same position vectors for every sequence.
-  Tensor x = tok->forward(idx) + pos->forward(arange(offset, offset + T));  // (B, T, C)
+  check(T >= 1 && (config.rope || offset + T <= config.block), "GPT",
+        "positions within block = ", config.block, ", got T = ", T,
+        offset > 0 ? " after " + std::to_string(offset) + " cached" : "");
+  // tok(idx) + pos(offset .. offset + T - 1): the same position vectors for every sequence
+  // (with RoPE, positions enter inside attention instead).
+  Tensor x = tok->forward(idx);  // (B, T, C)
+  if (pos) x = x + pos->forward(arange(offset, offset + T));
   for (int64_t i = 0; i < config.n_layer; ++i)
     x = block(i).forward(x, caches ? &(*caches)[static_cast<size_t>(i)] : nullptr);
   return head->forward(ln_f->forward(x));  // (B, T, V)

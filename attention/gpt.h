@@ -22,18 +22,21 @@ struct GPTConfig {
   int64_t vocab_size = 0;
   int64_t n_embd = 64, n_head = 4, n_layer = 2, block = 32;
   bool causal = true;
+  // RoPE instead of the learned position table (lesson 13): no pos.weight, q and k rotated in
+  // every block; sequences may then be longer than block (no table to run out of).
+  bool rope = false;
 };
 
 class Block : public nn::UnaryModule {
  public:
-  Block(int64_t n_embd, int64_t n_head, bool causal);
+  Block(int64_t n_embd, int64_t n_head, bool causal, bool rope = false);
   Tensor forward(const Tensor& x) override { return forward(x, nullptr); }  // (B, T, C)
   Tensor forward(const Tensor& x, KVCache* cache);  // incremental: x's positions come after cache
   Tensor attention(const Tensor& x, KVCache* cache = nullptr);  // the sublayer alone, o included
   std::shared_ptr<nn::LayerNorm> ln1, ln2;
   std::shared_ptr<nn::Linear> q, k, v, o, fc, proj;
   int64_t n_head;
-  bool causal;
+  bool causal, rope;
   Tensor attention_weights;  // of the last forward, without history: (B, H, T, T)
 };
 
@@ -61,7 +64,7 @@ class GPT : public nn::Module {
   void set_causal(bool causal);  // every block at once
   Block& block(int64_t i) const { return *blocks->at<Block>(static_cast<size_t>(i)); }
   GPTConfig config;
-  std::shared_ptr<nn::Embedding> tok, pos;
+  std::shared_ptr<nn::Embedding> tok, pos;  // pos: null with rope
   std::shared_ptr<nn::ModuleList> blocks;
   std::shared_ptr<nn::LayerNorm> ln_f;
   std::shared_ptr<nn::Linear> head;

@@ -310,6 +310,57 @@ namespace {
 constexpr int64_t kParallelMinWork = int64_t{1} << 19;
 // From about 1300^3 on, one shared packed B beats a packed copy per thread.
 constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
+// A product with few rows (decoding one token: M = 1) gains nothing from packing: packing B
+// copies all K x N of it to use each element only M times, which costs as much as the product
+// itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
+// rows are contiguous, as dot products of A's row with B's columns when those are (x @ W^T,
+// as Linear computes it), in kLanes independent sums so the compiler vectorises them.
+constexpr int64_t kFewRows = 4;
+
+void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+              bool accumulate) {
+  prepare_c(M, N, C, ldc, accumulate);
+  std::vector<float> a_row(static_cast<size_t>(K));
+  for (int64_t i = 0; i < M; ++i) {
+    float* c = C + i * ldc;
+    for (int64_t k = 0; k < K; ++k) a_row[static_cast<size_t>(k)] = A.at(i, k);
+    const float* a = a_row.data();
+    if (B.col_stride == 1) {
+      for (int64_t k = 0; k < K; ++k) {
+        const float aik = a[k];
+        const float* b = B.p + k * B.row_stride;
+        for (int64_t j = 0; j < N; ++j) c[j] += aik * b[j];
+      }
+    } else if (B.row_stride == 1) {
+      constexpr int64_t kLanes = 16;
+      for (int64_t j = 0; j < N; ++j) {
+        const float* b = B.p + j * B.col_stride;
+        float lane[kLanes] = {};
+        int64_t k = 0;
+        for (; k + kLanes <= K; k += kLanes)
+          for (int64_t l = 0; l < kLanes; ++l) lane[l] += a[k + l] * b[k + l];
+        float sum = 0.0f;
+        for (int64_t l = 0; l < kLanes; ++l) sum += lane[l];
+        for (; k < K; ++k) sum += a[k] * b[k];
+        c[j] += sum;
+      }
+    } else {
+      for (int64_t j = 0; j < N; ++j) {
+        float sum = 0.0f;
+        for (int64_t k = 0; k < K; ++k) sum += a[k] * B.at(k, j);
+        c[j] += sum;
+      }
+    }
+  }
+}
+
+// Step 5's work on one thread: few rows read in place, everything else packed.
+void fast_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                bool accumulate) {
+  if (M <= kFewRows && M > 0 && N > 0) return few_rows(M, N, K, A, B, C, ldc, accumulate);
+  packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel, true);
+}
+
 bool runs_serially(int64_t multiply_adds) {
   return num_threads() <= 1 || multiply_adds < kParallelMinWork;
 }
@@ -383,8 +434,8 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   const int threads = num_threads();
   if (runs_serially(batches * M * N * K)) {  // small: no split, no wake-ups
     for (int64_t b = 0; b < batches; ++b)
-      packed_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
-                   accumulate, kFastKernel, true);
+      fast_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
+                 accumulate);
     return;
   }
   // One large product: share packed B between the threads (above).
@@ -395,9 +446,9 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   }
   const std::vector<Tile> tiles = split(batches, M, N, threads);
   auto run = [&](const Tile& t) {
-    packed_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
-                 {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
-                 accumulate, kFastKernel, true);
+    fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
+               {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
+               accumulate);
   };
   // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
   const int64_t n = static_cast<int64_t>(tiles.size());
@@ -415,7 +466,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate) {
   if (runs_serially(M * N * K))  // without building a one-product batch
-    return packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel, true);
+    return fast_loops(M, N, K, A, B, C, ldc, accumulate);
   GemmBatch one{{A.p}, {B.p}, {C}};
   run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate);
 }

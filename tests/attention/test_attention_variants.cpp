@@ -327,6 +327,27 @@ TEST(AttentionKVCache, GPTLogitsAndGeneratedTokensEqualWithAndWithoutCache) {
   EXPECT_EQ(a.size(), 22u);
 }
 
+TEST(AttentionRoPE, GPTWithRoPEHasNoPositionTableRunsPastBlockAndCachesExactly) {
+  manual_seed(8);
+  GPTConfig c;
+  c.vocab_size = 7;
+  c.n_embd = 8;
+  c.n_head = 2;
+  c.n_layer = 1;
+  c.block = 4;
+  c.rope = true;
+  GPT m(c);
+  for (const auto& [name, p] : m.named_parameters()) EXPECT_EQ(name.find("pos"), std::string::npos);
+  NoGradGuard no_grad;
+  const Tensor ids = from_vector(std::vector<int64_t>{1, 4, 2, 6, 0, 3}, {1, 6});  // T > block
+  const Tensor full = m(ids);
+  std::vector<KVCache> caches;
+  m.forward(raw::narrow(ids, 1, 0, 3), &caches);
+  for (int64_t t = 3; t < 6; ++t)
+    EXPECT_TRUE(testing::tensor_near(m.forward(raw::narrow(ids, 1, t, 1), &caches),
+                                     raw::narrow(full, 1, t, 1), 1e-5));
+}
+
 TEST(AttentionKVCache, MismatchedCacheIsANamedError) {
   KVCache cache;
   cache.append(zeros({1, 2, 3, 4}), zeros({1, 2, 3, 4}));

@@ -21,10 +21,11 @@ struct Dims {
   int64_t M, N, K;
 };
 // 1, 7, 33, 129, 257 and friends: none a multiple of MR = 6, NR = 32, MC = 96 or KC = 384,
-// plus K = 1, empty products and a K that crosses a KC block boundary.
-const std::vector<Dims> kDims = {{1, 1, 1},     {7, 33, 129}, {33, 7, 1},    {129, 257, 33},
-                                 {257, 129, 7}, {6, 32, 384}, {97, 65, 385}, {0, 5, 3},
-                                 {5, 0, 3},     {5, 3, 0},    {1, 300, 800}, {200, 1, 17}};
+// plus K = 1, empty products, a K that crosses a KC block boundary, and M <= 4 (the few-rows
+// path that reads B in place).
+const std::vector<Dims> kDims = {
+    {1, 1, 1}, {7, 33, 129}, {33, 7, 1}, {129, 257, 33}, {257, 129, 7}, {6, 32, 384}, {97, 65, 385},
+    {0, 5, 3}, {5, 0, 3},    {5, 3, 0},  {1, 300, 800},  {200, 1, 17},  {4, 70, 33},  {3, 129, 20}};
 
 // Operands as (rows, cols) data with the given layout: transposed ones are stored K-major.
 struct Operand {
@@ -80,7 +81,7 @@ INSTANTIATE_TEST_SUITE_P(StepsTimesShapes, Ladder,
 // The thread count changes who computes which tile, never how: bit-identical results.
 TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   const int before = num_threads();
-  for (Dims d : {Dims{257, 129, 385}, Dims{64, 1000, 50}, Dims{1000, 40, 70}}) {
+  for (Dims d : {Dims{257, 129, 385}, Dims{64, 1000, 50}, Dims{1000, 40, 70}, Dims{3, 4000, 100}}) {
     Operand a = make(d.M, d.K, false, 4), b = make(d.K, d.N, true, 5);
     std::vector<std::vector<float>> results;
     for (int threads : {1, 2, 3}) {
