@@ -179,3 +179,22 @@ wei_scaled = (q @ k.transpose(-2, -1) * head_size**-0.5).masked_fill(tril == 0, 
 print(wei_scaled[0])
 print(out[0, :2, :4])
 print((wei_scaled @ v)[0, :2, :4])
+
+print("== 13 RoPE (rotate_half, as Hugging Face's Llama computes it)")
+torch.manual_seed(0)
+x = torch.randn(4, 8)  # 4 positions, one head of 8
+D, base = 8, 10000.0
+inv_freq = 1.0 / (base ** (torch.arange(0, D, 2).float() / D))
+t = torch.arange(4).float()
+freqs = torch.outer(t, inv_freq)
+emb = torch.cat((freqs, freqs), dim=-1)
+cos, sin = emb.cos(), emb.sin()
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : D // 2], x[..., D // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+print(x)
+print(x * cos + rotate_half(x) * sin)
