@@ -92,15 +92,28 @@ void free_bytes(std::byte* data, size_t nbytes) {
   if (nbytes >= kMinCached) {
     const size_t cls = size_class(nbytes);
     BlockCache& c = cache();
+    std::vector<std::byte*> evicted;
     {
       std::lock_guard<std::mutex> lock(c.mutex);
-      if (c.bytes + cls <= kMaxCache) {
+      if (cls > kMaxCache) {
+        evicted.push_back(data);
+      } else {
+        // Full: make room by evicting idle blocks of other classes, largest first. The block
+        // just freed is the working set (the next step will ask for it again); blocks left
+        // from an earlier, different workload would otherwise hold the cache forever and
+        // send every new size back to the OS and its page faults.
+        for (auto it = c.free_blocks.rbegin();
+             c.bytes + cls > kMaxCache && it != c.free_blocks.rend(); ++it)
+          while (c.bytes + cls > kMaxCache && !it->second.empty()) {
+            evicted.push_back(it->second.back());
+            it->second.pop_back();
+            c.bytes -= it->first;
+          }
         c.free_blocks[cls].push_back(data);
         c.bytes += cls;
-        return;
       }
     }
-    ::operator delete(data, kAlign);
+    for (std::byte* b : evicted) ::operator delete(b, kAlign);  // outside the lock
     return;
   }
 #endif

@@ -6,7 +6,9 @@
 // that fills it. Attention makes several (B, H, T, T) tensors per step, so the same sizes are
 // freed and requested again every step. Blocks of 1 MiB or more are therefore not returned
 // when their tensor dies but kept, by size class, and handed to the next request of that class
-// (already-touched pages: no faults). Up to 1 GiB is kept; empty_cache() returns it all.
+// (already-touched pages: no faults). Up to 1 GiB is kept; when full, idle blocks of other
+// sizes (largest first) make room for the one just freed, so the cache follows the current
+// workload. empty_cache() returns it all.
 // Under AddressSanitizer nothing is cached, so use-after-free is still caught.
 #pragma once
 

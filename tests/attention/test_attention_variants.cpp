@@ -296,6 +296,26 @@ TEST(AttentionKVCache, CachedDecodingEqualsRecomputationWithALiBiAndWindow) {
   expect_cached_equals_full(o);
 }
 
+TEST(AttentionKVCache, GradcheckThroughTheCachedStep) {
+  // With grad mode on, a cached step is differentiable: the new token's output through its own
+  // projections and the cached keys and values (which carry their history from the prefill).
+  Generator g(51);
+  MultiHeadOptions o;
+  o.causal = true;
+  o.num_kv_heads = 1;
+  o.rope = true;
+  MultiHeadAttention m(8, 2, o, &g);
+  Tensor x = randn({1, 4, 8}, &g);
+  EXPECT_TRUE(gradcheck_module(
+      m,
+      [&] {
+        KVCache cache;
+        m.forward(narrow(x, 1, 0, 3), Tensor(), &cache);
+        return m.forward(narrow(x, 1, 3, 1), Tensor(), &cache);
+      },
+      x));
+}
+
 TEST(AttentionKVCache, GPTLogitsAndGeneratedTokensEqualWithAndWithoutCache) {
   manual_seed(7);
   GPTConfig c;

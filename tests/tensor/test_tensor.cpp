@@ -84,6 +84,21 @@ TEST(Factory, NestedBracesAndVectors) {
             (std::vector<bool>{true, false}));
 }
 
+TEST(Allocator, AFullCacheEvictsIdleBlocksOfOtherSizesForTheOneJustFreed) {
+  empty_cache();
+  {  // four idle 256 MiB blocks fill the 1 GiB cache (never touched: no pages are faulted in)
+    std::vector<Tensor> big;
+    for (int i = 0; i < 4; ++i) big.push_back(Tensor::empty({int64_t{1} << 26}));
+  }
+  if (cached_bytes() == 0) GTEST_SKIP() << "no block cache in this build (AddressSanitizer)";
+  EXPECT_EQ(cached_bytes(), size_t{1} << 30);
+  { const Tensor small = Tensor::empty({1 << 19}); }  // a 2 MiB block of the new workload
+  // One 256 MiB block made room; the 2 MiB block is kept for its next use.
+  EXPECT_EQ(cached_bytes(), (size_t{3} << 28) + (size_t{1} << 21));
+  empty_cache();
+  EXPECT_EQ(cached_bytes(), 0u);
+}
+
 TEST(Allocator, MemoryStatsCountLiveBytesAndThePeak) {
   const size_t base = memory_stats().allocated;
   reset_peak_memory();
