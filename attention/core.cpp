@@ -44,6 +44,35 @@ Tensor sliding_window_mask(int64_t T_q, int64_t T_k, int64_t window) {
                           raw::triu(ones({T_q, T_k}, Dtype::boolean), T_k - T_q - (window - 1)));
 }
 
+Tensor document_mask(const Tensor& doc_ids, bool causal) {
+  check(doc_ids.defined() && doc_ids.dtype() == Dtype::int64 &&
+            (doc_ids.dim() == 1 || doc_ids.dim() == 2),
+        "document_mask", "int64 document ids of shape (T,) or (B, T), got ",
+        doc_ids.defined() ? dtype_name(doc_ids.dtype()) + " " + shape_str(doc_ids.shape())
+                          : std::string("undefined"));
+  const int64_t B = doc_ids.dim() == 2 ? doc_ids.size(0) : 1, T = doc_ids.size(-1);
+  const std::vector<int64_t> ids = raw::contiguous(doc_ids).to_vector<int64_t>();
+  Tensor mask = Tensor::empty({B, 1, T, T}, Dtype::boolean);
+  bool* m = mask.data_ptr<bool>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < T; ++j)
+        m[(b * T + i) * T + j] =
+            ids[static_cast<size_t>(b * T + i)] == ids[static_cast<size_t>(b * T + j)] &&
+            (!causal || j <= i);
+  return doc_ids.dim() == 1 ? raw::view(mask, {T, T}) : mask;
+}
+
+Tensor prefix_lm_mask(int64_t T, int64_t prefix) {
+  check(T >= 0 && prefix >= 0 && prefix <= T, "prefix_lm_mask", "0 <= prefix <= T, got prefix ",
+        prefix, " and T ", T);
+  Tensor mask = Tensor::empty({T, T}, Dtype::boolean);
+  bool* m = mask.data_ptr<bool>();
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = 0; j < T; ++j) m[i * T + j] = j <= i || j < prefix;
+  return mask;
+}
+
 namespace {
 
 // The flash path: the same attention through the tiled kernel (tensor/flash_attention.h),
@@ -51,9 +80,15 @@ namespace {
 Tensor flash_path(const Tensor& q, const Tensor& k, const Tensor& v,
                   const AttentionOptions& options) {
   const char* op = "scaled_dot_product_attention";
-  check(!options.mask.defined() && options.dropout_p == 0, op,
-        "flash attention takes causal, window, scale, rope and ALiBi, not a mask or dropout; got ",
-        options.mask.defined() ? "a mask" : "dropout_p > 0", " (use the standard path)");
+  const char* extra = options.mask.defined()        ? "a mask"
+                      : options.dropout_p > 0       ? "dropout_p > 0"
+                      : options.softcap.has_value() ? "softcap"
+                      : options.sinks.defined()     ? "sinks"
+                                                    : nullptr;
+  check(extra == nullptr, op,
+        "flash attention takes causal, window, scale, rope and ALiBi, not a mask, dropout, "
+        "softcap or sinks; got ",
+        extra ? extra : "", " (use the standard path)");
   check(q.dim() == k.dim() && q.dim() == v.dim(), op,
         "flash attention: q, k and v with the same number of dims, got q ", shape_str(q.shape()),
         ", k ", shape_str(k.shape()), ", v ", shape_str(v.shape()));
@@ -115,6 +150,12 @@ AttentionOutput scaled_dot_product_attention(const Tensor& q_in, const Tensor& k
     check(q_in.dim() >= 3 && static_cast<int64_t>(options.alibi_slopes.size()) == H, op,
           "one ALiBi slope per query head, q (..., H, T_q, D) with H = ",
           options.alibi_slopes.size(), ", got q ", shape_str(q_in.shape()));
+  if (options.softcap) check(*options.softcap > 0, op, "softcap > 0, got ", *options.softcap);
+  if (options.sinks.defined())
+    check(options.sinks.dtype() == Dtype::float32 && options.sinks.dim() == 1 &&
+              options.sinks.size(0) == H && q_in.dim() >= 3,
+          op, "sinks of shape (H,) for q (..., H, T_q, D), got sinks ",
+          shape_str(options.sinks.shape()), " and q ", shape_str(q_in.shape()));
   if (options.rope)
     check(T_k >= T_q, op, "with rope, at least as many keys as queries (queries come last), got ",
           T_q, " queries and ", T_k, " keys");
@@ -151,12 +192,18 @@ AttentionOutput scaled_dot_product_attention(const Tensor& q_in, const Tensor& k
       options.scale ? 1.0f : static_cast<float>(std::sqrt(static_cast<double>(D)));
 
   Tensor weights;
-  if (options.causal && !mask.defined() && options.window == 0 && options.alibi_slopes.empty()) {
+  if (options.causal && !mask.defined() && options.window == 0 && options.alibi_slopes.empty() &&
+      !options.softcap && !options.sinks.defined()) {
     // The common case of language models, fused into one kernel: scale, hide the future (-inf,
     // so its weights are exactly 0), softmax. The same numbers as the general path below.
     weights = causal_softmax(scores, scale_mul, scale_div, T_k - T_q);
   } else {
     scores = options.scale ? scores * scale_mul : scores / scale_div;
+    // Soft-capping: a smooth clamp to (-cap, cap); nearly the identity for small scores.
+    if (options.softcap) {
+      const float cap = static_cast<float>(*options.softcap);
+      scores = tanh(scores / cap) * cap;
+    }
     // ALiBi: a penalty growing with distance, one slope per head.
     if (!options.alibi_slopes.empty()) scores = scores + alibi_bias(options.alibi_slopes, T_q, T_k);
     // Hide what a query may not see: -inf scores become weights of exactly 0 after softmax.
@@ -176,14 +223,26 @@ AttentionOutput scaled_dot_product_attention(const Tensor& q_in, const Tensor& k
     // so the output row is 0 and no gradient flows through it. Only a user mask (or a causal
     // mask with more queries than keys) can empty a row, so the check is skipped otherwise.
     Tensor empty_rows;
-    if (mask.defined() || (options.causal && T_q > T_k)) {
+    const bool sinks = options.sinks.defined();
+    if (!sinks && (mask.defined() || (options.causal && T_q > T_k))) {
       empty_rows = raw::eq(raw::max(scores, -1, true).values, -INFINITY);  // (..., T_q, 1)
       if (raw::max(raw::to(empty_rows, Dtype::float32)).item<float>() > 0)
         scores = masked_fill(scores, empty_rows, 0.0f);
       else
         empty_rows = Tensor();
     }
-    weights = softmax(scores, -1);
+    if (sinks) {
+      // The sink: one more column per row holding the head's sink logit; softmax over keys
+      // and sink together, then the sink's column is dropped (its value is nothing). With a
+      // sink no row is ever empty: a row whose keys are all hidden gives all its weight to it.
+      Shape column = scores.shape();
+      column.back() = 1;
+      Tensor sink = view(options.sinks, {H, 1, 1});
+      sink = expand(sink, column);
+      weights = narrow(softmax(cat({scores, sink}, -1), -1), -1, 0, T_k);
+    } else {
+      weights = softmax(scores, -1);
+    }
     if (empty_rows.defined()) weights = masked_fill(weights, empty_rows, 0.0f);
   }
 

@@ -44,10 +44,17 @@ struct AttentionOptions {
   // ALiBi (positions.h): one slope per query head; q is (..., H, T_q, D) with H = the number of
   // slopes, and head h's scores get -slope_h * |i' - j|.
   std::vector<float> alibi_slopes;
+  // Logit soft-capping (Gemma 2, Grok): scores <- cap * tanh(scores / cap) after scaling, so
+  // no score leaves (-cap, cap) and no single key can take all the weight. Unset: none.
+  std::optional<double> softcap;
+  // Attention sinks (gpt-oss): one logit per query head, shape (H,), that joins every row's
+  // softmax as an extra key with no value: weight_j = e^s_j / (e^sink + sum_k e^s_k), so a row
+  // may give its weight to nothing. Differentiable (a learned parameter in the modules).
+  Tensor sinks;
   // Flash attention (tensor/flash_attention.h): the same output computed in tiles with an
   // online softmax, O(T * D) memory instead of O(T_q * T_k); the weights are never built, so
   // AttentionOutput::weights is undefined. Works with causal, window, scale, rope, ALiBi and
-  // grouped heads; a mask or dropout needs the standard path (an error says so).
+  // grouped heads; a mask, dropout, softcap or sinks need the standard path (an error says so).
   bool flash = false;
 };
 
@@ -80,5 +87,15 @@ Tensor sliding_window_mask(int64_t T_q, int64_t T_k, int64_t window);
 inline Tensor sliding_window_mask(int64_t T, int64_t window) {
   return sliding_window_mask(T, T, window);
 }
+
+// Packed sequences: several documents laid end to end in one row of T tokens, with doc_ids
+// naming each token's document. Query i sees key j only within its own document (and, with
+// causal, only j <= i): block-diagonal. doc_ids (T,) gives (T, T); (B, T) gives (B, 1, T, T).
+Tensor document_mask(const Tensor& doc_ids, bool causal = true);
+
+// Prefix LM (T5's, PaliGemma's): the first `prefix` positions see each other both ways (an
+// encoder over the prompt); every later position sees the prefix and itself and what came
+// before it (a decoder): key j is visible to query i when j <= i or j < prefix. (T, T).
+Tensor prefix_lm_mask(int64_t T, int64_t prefix);
 
 }  // namespace qkv::attention

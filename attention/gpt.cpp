@@ -69,7 +69,7 @@ Tensor GPT::forward(const Tensor& idx, std::vector<KVCache>* caches) {
   if (caches && caches->empty()) caches->resize(static_cast<size_t>(config.n_layer));
   check(!caches || static_cast<int64_t>(caches->size()) == config.n_layer, "GPT",
         "one KV cache per layer (", config.n_layer, "), got ", caches ? caches->size() : 0);
-  const int64_t T = idx.size(1), offset = caches ? (*caches)[0].length() : 0;
+  const int64_t T = idx.size(1), offset = caches ? (*caches)[0].position : 0;
   check(T >= 1 && (config.rope || offset + T <= config.block), "GPT",
         "positions within block = ", config.block, ", got T = ", T,
         offset > 0 ? " after " + std::to_string(offset) + " cached" : "");
@@ -116,7 +116,7 @@ std::vector<int64_t> GPT::generate(std::vector<int64_t> ids, int64_t n,
   NoGradGuard no_grad;
   std::vector<KVCache> caches;
   for (int64_t step = 0; step < n; ++step) {
-    const int64_t cached = caches.empty() ? 0 : caches[0].length();
+    const int64_t cached = caches.empty() ? 0 : caches[0].position;
     Tensor logits;  // (1, T, V)
     if (options.use_cache && cached > 0 && cached == static_cast<int64_t>(ids.size()) - 1 &&
         cached < config.block) {

@@ -10,6 +10,12 @@
 //             the query attends to all cached keys (causal alignment: queries come last)
 //
 // Its size is what grouped-query attention shrinks: 2 * B * H_kv * T * D floats per layer.
+//
+// A rolling cache (StreamingLLM, Xiao et al. 2023) bounds it: with window w and keep_first n,
+// only the first n tokens (the "attention sinks" that softmax keeps leaning on) and the last w
+// are kept; the ones between are dropped as new tokens arrive. A query then sees the first n
+// tokens and the last w, however long the stream. Keys keep the RoPE angle of their original
+// position (they are rotated before caching).
 #pragma once
 
 #include "nn/all.h"
@@ -17,12 +23,19 @@
 namespace qkv::attention {
 
 struct KVCache {
-  Tensor k, v;  // (B, H_kv, T_so_far, D) and (B, H_kv, T_so_far, D_v); undefined when empty
+  Tensor k, v;           // (B, H_kv, T_kept, D) and (B, H_kv, T_kept, D_v); undefined when empty
+  int64_t position = 0;  // tokens appended so far: the position of the next one
+  // Rolling: keep at most keep_first + window positions (window 0: keep everything).
+  int64_t keep_first = 0, window = 0;
 
-  int64_t length() const { return k.defined() ? k.size(-2) : 0; }  // positions cached so far
-  // Appends keys and values of new positions (B, H_kv, T_new, D) along T.
+  int64_t length() const { return k.defined() ? k.size(-2) : 0; }  // positions kept now
+  // Appends keys and values of new positions (B, H_kv, T_new, D) along T, then drops the
+  // middle if the cache rolls.
   void append(const Tensor& k_new, const Tensor& v_new);
-  void clear() { k = v = Tensor(); }
+  void clear() {
+    k = v = Tensor();
+    position = 0;
+  }
   size_t bytes() const;  // floats held, in bytes
 };
 

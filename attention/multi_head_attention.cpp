@@ -43,6 +43,13 @@ MultiHeadAttention::MultiHeadAttention(int64_t c, int64_t h, const MultiHeadOpti
   k = register_module("k", std::make_shared<nn::Linear>(c, kv, opts.bias, gen));
   v = register_module("v", std::make_shared<nn::Linear>(c, kv, opts.bias, gen));
   o = register_module("o", std::make_shared<nn::Linear>(c, c, opts.bias, gen));
+  check(opts.softcap >= 0, op, "softcap >= 0 (0: none), got ", opts.softcap);
+  if (opts.qk_norm) {
+    q_norm = register_module("q_norm", std::make_shared<nn::RMSNorm>(head_dim));
+    k_norm = register_module("k_norm", std::make_shared<nn::RMSNorm>(head_dim));
+  }
+  if (opts.gate) g = register_module("g", std::make_shared<nn::Linear>(c, h, opts.bias, gen));
+  if (opts.sinks) sinks = register_parameter("sinks", zeros({h}));
 }
 
 namespace {
@@ -61,6 +68,10 @@ MultiHeadAttention::MultiHeadAttention(int64_t c, int64_t h, bool is_causal, dou
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask, KVCache* cache) {
   MultiHeadCall call;
+  call.q_norm = q_norm.get();
+  call.k_norm = k_norm.get();
+  call.gate = g.get();
+  call.sinks = sinks.defined() ? &sinks : nullptr;
   call.mask = &mask;
   call.cache = cache;
   call.training = is_training();
@@ -85,8 +96,15 @@ Tensor multi_head_attention(const Tensor& x, nn::Linear& q, nn::Linear& k, nn::L
   Tensor queries = split_heads(q.forward(x), H);
   Tensor keys = split_heads(k.forward(x), H_kv);
   Tensor values = split_heads(v.forward(x), H_kv);
+  if (options.qk_norm) {  // each head's q and k to unit RMS (times a learned scale)
+    check(call.q_norm && call.k_norm, "MultiHeadAttention", "q_norm and k_norm for qk_norm");
+    queries = call.q_norm->forward(queries);
+    keys = call.k_norm->forward(keys);
+  }
   // Positions of this call's tokens start after the cached ones.
-  const int64_t offset = call.cache ? call.cache->length() : 0;
+  const int64_t offset = call.cache ? call.cache->position : 0;
+  check(!(options.alibi && call.cache && call.cache->window > 0), "MultiHeadAttention",
+        "ALiBi with a rolling KV cache (its distances would count dropped positions)");
   if (options.rope) {  // rotated before caching: a cached key keeps the angle of its position
     queries = rope(queries, offset, options.rope_base);
     keys = rope(keys, offset, options.rope_base);
@@ -104,10 +122,17 @@ Tensor multi_head_attention(const Tensor& x, nn::Linear& q, nn::Linear& k, nn::L
   a.generator = call.generator;
   if (options.alibi) a.alibi_slopes = alibi_slopes(H);
   a.flash = options.flash;
+  if (options.softcap > 0) a.softcap = options.softcap;
+  if (call.sinks) a.sinks = *call.sinks;
   const AttentionOutput out = scaled_dot_product_attention(queries, keys, values, a);
   if (call.weights) *call.weights = out.weights.defined() ? detach(out.weights) : Tensor();
+  Tensor heads = out.output;  // (B, H, T, D)
+  if (options.gate) {         // head h of token t scaled by sigmoid(g(x))[t, h], in (0, 1)
+    check(call.gate != nullptr, "MultiHeadAttention", "a gate Linear for gate");
+    heads = heads * unsqueeze(transpose(sigmoid(call.gate->forward(x)), 1, 2), -1);
+  }
   // (B, H, T, D) -> (B, T, H, D) -> (B, T, C): the heads side by side again, then mixed by o.
-  return o.forward(reshape(transpose(out.output, 1, 2), {B, T, C}));
+  return o.forward(reshape(transpose(heads, 1, 2), {B, T, C}));
 }
 
 }  // namespace qkv::attention

@@ -49,6 +49,13 @@ struct MultiHeadOptions {
   double rope_base = 10000.0;
   bool alibi = false;  // the ALiBi paper's slopes for num_heads heads
   bool flash = false;  // the tiled kernel; attention_weights stays undefined
+  // The frontier options (lesson 14):
+  bool qk_norm = false;  // RMSNorm of each head's q and k before the scores (Qwen3, OLMo 2):
+                         // modules q_norm and k_norm over head_dim
+  double softcap = 0;    // > 0: scores <- softcap * tanh(scores / softcap) (Gemma 2)
+  bool sinks = false;    // a learned sink logit per head, parameter "sinks" (gpt-oss)
+  bool gate = false;     // a sigmoid gate per head and token on the attention output, from a
+                         // Linear "g" (C -> H) of the input (gated attention, Qwen3-Next)
 };
 
 class MultiHeadAttention : public nn::UnaryModule {
@@ -63,6 +70,9 @@ class MultiHeadAttention : public nn::UnaryModule {
   // after them (positions cache->length() + t for RoPE, ALiBi and the causal mask).
   Tensor forward(const Tensor& x, const Tensor& mask, KVCache* cache = nullptr);
   std::shared_ptr<nn::Linear> q, k, v, o;
+  std::shared_ptr<nn::RMSNorm> q_norm, k_norm;  // with qk_norm
+  std::shared_ptr<nn::Linear> g;                // with gate
+  Tensor sinks;                                 // with sinks: (H,), zeros at first
   int64_t d_model, num_heads, num_kv_heads, head_dim;
   MultiHeadOptions options;
   Tensor attention_weights;  // of the last forward, without history: (B, H, T_q, T_k)
@@ -75,6 +85,11 @@ class MultiHeadAttention : public nn::UnaryModule {
 // does, shared with the GPT's Block (which keeps its Linear layers under its own names).
 // q maps C to H * D, k and v map C to H_kv * D, o maps H * D back to C.
 struct MultiHeadCall {
+  // The optional pieces a module owns, for the options that need them.
+  nn::RMSNorm* q_norm = nullptr;
+  nn::RMSNorm* k_norm = nullptr;
+  nn::Linear* gate = nullptr;
+  const Tensor* sinks = nullptr;
   const Tensor* mask = nullptr;
   KVCache* cache = nullptr;
   bool training = false;

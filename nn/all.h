@@ -10,5 +10,6 @@
 #include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/optim.h"
+#include "nn/rms_norm.h"
 #include "nn/serialize.h"
 #include "nn/utf8.h"

@@ -491,7 +491,8 @@ TEST(AttentionFlash, MaskOrDropoutIsANamedError) {
       [&] {
         scaled_dot_product_attention(randn({3, 2}), randn({3, 2}), randn({3, 2}), o);
       },
-      {"scaled_dot_product_attention", "flash", "not a mask or dropout", "got a mask"}));
+      {"scaled_dot_product_attention", "flash", "not a mask, dropout, softcap or sinks",
+       "got a mask"}));
   o.mask = Tensor();
   o.dropout_p = 0.1;
   EXPECT_TRUE(testing::throws_error(
