@@ -1,7 +1,9 @@
 // bench_attention: every attention module, forward and forward + backward, at B = 8,
 // C = 128, H = 4 and T in {64, 256, 1024}, in tokens per second (B * T per iteration);
 // the core's standard and flash paths at T in {256, 1024, 4096} (one sequence, 4 causal heads
-// of 32), with the peak bytes each holds; and GPT generation with and without the KV cache.
+// of 32), with the peak bytes each holds; GPT generation with and without the KV cache; and
+// the frontier variants (BM_Frontier_*: MLA, QK-norm, soft-capping, sinks, gated output,
+// differential, document masks, linear attention) at B = 8, T = 256.
 // Results are in bench/README.md.
 //
 //   ./build/release/bench/bench_attention --benchmark_repetitions=3
@@ -26,7 +28,7 @@ struct Subject {
   std::function<Tensor(const Tensor&)> forward;
 };
 
-Subject make(const std::string& which) {
+Subject make(const std::string& which, int64_t T) {
   Generator g(0);
   if (which == "SimplifiedSelfAttention") {
     auto m = std::make_shared<SimplifiedSelfAttention>();
@@ -61,6 +63,27 @@ Subject make(const std::string& which) {
                                                0.0, &g);
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
+  // The frontier variants (B = 8, T = 256 only).
+  if (which == "MLA") {
+    auto m = std::make_shared<MultiHeadLatentAttention>(C, H, 32, 16, true, &g);
+    return {m, [m](const Tensor& x) { return m->forward(x); }};
+  }
+  if (which == "Differential") {
+    auto m = std::make_shared<DifferentialAttention>(C, H, 1, true, &g);
+    return {m, [m](const Tensor& x) { return m->forward(x); }};
+  }
+  if (which.rfind("Linear", 0) == 0) {  // LinearParallel, LinearRecurrent, LinearGated
+    auto m = std::make_shared<LinearAttention>(C, H, true, which == "LinearGated", &g);
+    if (which == "LinearRecurrent") m->form = LinearForm::recurrent;
+    return {m, [m](const Tensor& x) { return m->forward(x); }};
+  }
+  if (which == "MHA_DocumentMask") {  // four packed documents of T / 4 tokens
+    std::vector<int64_t> ids;
+    for (int64_t t = 0; t < T; ++t) ids.push_back(t * 4 / T);
+    const Tensor mask = document_mask(from_vector(ids, {T}));
+    auto m = std::make_shared<MultiHeadAttention>(C, H, false, 0.0, true, &g);
+    return {m, [m, mask](const Tensor& x) { return m->forward(x, mask); }};
+  }
   if (which.rfind("MHA_", 0) == 0) {  // the modern variants of MultiHeadAttention, causal
     MultiHeadOptions o;
     o.causal = true;
@@ -70,6 +93,10 @@ Subject make(const std::string& which) {
     if (which == "MHA_RoPE") o.rope = true;
     if (which == "MHA_ALiBi") o.alibi = true;
     if (which == "MHA_Flash") o.flash = true;
+    if (which == "MHA_QKNorm") o.qk_norm = true;
+    if (which == "MHA_Softcap") o.softcap = 30.0;
+    if (which == "MHA_Sinks") o.sinks = true;
+    if (which == "MHA_Gated") o.gate = true;
     auto m = std::make_shared<MultiHeadAttention>(C, H, o, &g);
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
@@ -79,7 +106,7 @@ Subject make(const std::string& which) {
 
 void run(benchmark::State& state, const std::string& which, bool backward_too) {
   const int64_t T = state.range(0);
-  Subject s = make(which);
+  Subject s = make(which, T);
   Generator g(1);
   const Tensor x = randn({B, T, C}, &g);
   for (auto _ : state) {
@@ -157,6 +184,17 @@ void register_all() {
           ->Arg(256)
           ->Arg(1024)
           ->Arg(4096)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  for (const char* which :
+       {"MLA", "MHA_QKNorm", "MHA_Softcap", "MHA_Sinks", "MHA_Gated", "Differential",
+        "MHA_DocumentMask", "LinearParallel", "LinearRecurrent", "LinearGated"})
+    for (bool bwd : {false, true}) {
+      const std::string name = std::string("BM_Frontier_") + which + (bwd ? "/fwd_bwd" : "/fwd");
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [which, bwd](benchmark::State& st) { run(st, which, bwd); })
+          ->Arg(256)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }

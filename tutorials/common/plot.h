@@ -62,8 +62,9 @@ inline std::string svg_line_chart(const std::vector<Series>& series, const std::
   return os.str();
 }
 
-// Square (T, T) maps side by side, white = 0 to dark blue = the largest value, with the
-// characters of the sequence along both axes.
+// Square (T, T) maps side by side, white = 0 to dark blue = the largest value (and to dark
+// red = the most negative, for maps that have negative entries, like differential attention's),
+// with the characters of the sequence along both axes.
 inline std::string svg_heatmaps(const std::vector<qkv::Tensor>& maps,
                                 const std::vector<std::string>& titles,
                                 const std::vector<std::string>& labels) {
@@ -81,14 +82,18 @@ inline std::string svg_heatmaps(const std::vector<qkv::Tensor>& maps,
     os << "<text x=\"" << ox << "\" y=\"16\" font-family=\"sans-serif\" font-size=\"12\">"
        << titles[m] << "</text>\n";
     const auto v = qkv::raw::contiguous(maps[m]).to_vector<float>();
-    const float top = std::max(1e-9f, *std::max_element(v.begin(), v.end()));
+    float top = 1e-9f;
+    for (float x : v) top = std::max(top, std::fabs(x));
     for (int64_t i = 0; i < T; ++i)
       for (int64_t j = 0; j < T; ++j) {
-        const double a = v[static_cast<size_t>(i * T + j)] / top;
-        const int shade = static_cast<int>(255 - 200 * a);
+        const double a = v[static_cast<size_t>(i * T + j)] / top;  // in [-1, 1]
+        const int shade = static_cast<int>(255 - 200 * std::fabs(a));
         os << "<rect x=\"" << ox + cell * static_cast<double>(j) << "\" y=\""
            << oy + cell * static_cast<double>(i) << "\" width=\"" << cell << "\" height=\"" << cell
-           << "\" fill=\"rgb(" << shade << "," << shade << ",255)\"/>\n";
+           << "\" fill=\"rgb("
+           << (a >= 0 ? std::to_string(shade) + "," + std::to_string(shade) + ",255"
+                      : "255," + std::to_string(shade) + "," + std::to_string(shade))
+           << ")\"/>\n";
       }
     for (int64_t i = 0; i < T && i < static_cast<int64_t>(labels.size()); ++i) {
       std::string c = labels[static_cast<size_t>(i)];
@@ -104,7 +109,7 @@ inline std::string svg_heatmaps(const std::vector<qkv::Tensor>& maps,
   return os.str();
 }
 
-// A (T, T) map in the terminal: one character per weight, darker = larger.
+// A (T, T) map in the terminal: one character per weight, darker = larger (negative: blank).
 inline std::string terminal_heatmap(const qkv::Tensor& map,
                                     const std::vector<std::string>& labels) {
   static const char* shades = " .:-=+*#%@";
@@ -118,8 +123,8 @@ inline std::string terminal_heatmap(const qkv::Tensor& map,
   for (int64_t i = 0; i < T; ++i) {
     os << "  " << labels[static_cast<size_t>(i)] << " ";
     for (int64_t j = 0; j < T; ++j)
-      os << shades[std::min(
-          9, static_cast<int>(9.0f * v[static_cast<size_t>(i * T + j)] / top + 0.5f))];
+      os << shades[std::clamp(
+          static_cast<int>(9.0f * v[static_cast<size_t>(i * T + j)] / top + 0.5f), 0, 9)];
     os << "\n";
   }
   return os.str();
