@@ -13,5 +13,6 @@
 #include "attention/multi_head_attention.h"
 #include "attention/positions.h"
 #include "attention/self_attention.h"
+#include "attention/seq2seq.h"
 #include "attention/text_data.h"
 #include "nn/all.h"

@@ -80,6 +80,28 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask, KVCache*
   return multi_head_attention(x, *q, *k, *v, *o, num_heads, options, call);
 }
 
+Tensor MultiHeadAttention::forward_cross(const Tensor& x, const Tensor& memory,
+                                         const Tensor& mask) {
+  check(memory.defined() && memory.dim() == 3 && x.defined() && x.dim() == 3 &&
+            memory.size(0) == x.size(0) && memory.size(2) == d_model,
+        "MultiHeadAttention::forward_cross", "memory (B, T_k, C) with x's B and C = ", d_model,
+        ", got x ", x.defined() ? shape_str(x.shape()) : "undefined", " and memory ",
+        memory.defined() ? shape_str(memory.shape()) : "undefined");
+  check(!options.causal && !options.rope, "MultiHeadAttention::forward_cross",
+        "a module without causal or rope (positions of two sequences do not align)");
+  MultiHeadCall call;
+  call.q_norm = q_norm.get();
+  call.k_norm = k_norm.get();
+  call.gate = g.get();
+  call.sinks = sinks.defined() ? &sinks : nullptr;
+  call.mask = &mask;
+  call.memory = &memory;
+  call.training = is_training();
+  call.generator = gen_;
+  call.weights = &attention_weights;
+  return multi_head_attention(x, *q, *k, *v, *o, num_heads, options, call);
+}
+
 Tensor multi_head_attention(const Tensor& x, nn::Linear& q, nn::Linear& k, nn::Linear& v,
                             nn::Linear& o, int64_t num_heads, const MultiHeadOptions& options,
                             const MultiHeadCall& call) {
@@ -93,9 +115,15 @@ Tensor multi_head_attention(const Tensor& x, nn::Linear& q, nn::Linear& k, nn::L
   auto split_heads = [&](const Tensor& t, int64_t heads) {
     return transpose(view(t, {B, T, heads, D}), 1, 2);
   };
+  // Keys and values come from x (self-attention) or from the memory (cross-attention).
+  const Tensor& source = call.memory ? *call.memory : x;
+  const int64_t T_src = source.size(1);
+  auto split_source = [&](const Tensor& t) {
+    return transpose(view(t, {B, T_src, H_kv, D}), 1, 2);
+  };
   Tensor queries = split_heads(q.forward(x), H);
-  Tensor keys = split_heads(k.forward(x), H_kv);
-  Tensor values = split_heads(v.forward(x), H_kv);
+  Tensor keys = split_source(k.forward(source));
+  Tensor values = split_source(v.forward(source));
   if (options.qk_norm) {  // each head's q and k to unit RMS (times a learned scale)
     check(call.q_norm && call.k_norm, "MultiHeadAttention", "q_norm and k_norm for qk_norm");
     queries = call.q_norm->forward(queries);

@@ -67,8 +67,11 @@ class MultiHeadAttention : public nn::UnaryModule {
   Tensor forward(const Tensor& x) override { return forward(x, Tensor()); }
   // mask: bool (true = may attend) or additive float, broadcast to (B, H, T_q, T_k).
   // cache: keys and values of earlier positions; this call's are appended, its queries come
-  // after them (positions cache->length() + t for RoPE, ALiBi and the causal mask).
+  // after them (positions cache->position + t for RoPE, ALiBi and the causal mask).
   Tensor forward(const Tensor& x, const Tensor& mask, KVCache* cache = nullptr);
+  // Cross-attention: queries from x (B, T_q, C), keys and values from memory (B, T_k, C) (an
+  // encoder's output); mask as above, e.g. the memory's padding.
+  Tensor forward_cross(const Tensor& x, const Tensor& memory, const Tensor& mask = Tensor());
   std::shared_ptr<nn::Linear> q, k, v, o;
   std::shared_ptr<nn::RMSNorm> q_norm, k_norm;  // with qk_norm
   std::shared_ptr<nn::Linear> g;                // with gate
@@ -91,6 +94,7 @@ struct MultiHeadCall {
   nn::Linear* gate = nullptr;
   const Tensor* sinks = nullptr;
   const Tensor* mask = nullptr;
+  const Tensor* memory = nullptr;  // cross-attention: keys and values from here, not from x
   KVCache* cache = nullptr;
   bool training = false;
   Generator* generator = nullptr;

@@ -62,31 +62,41 @@ inline std::string svg_line_chart(const std::vector<Series>& series, const std::
   return os.str();
 }
 
-// Square (T, T) maps side by side, white = 0 to dark blue = the largest value (and to dark
+// Maps side by side, white = 0 to dark blue = the largest value (and to dark
 // red = the most negative, for maps that have negative entries, like differential attention's),
 // with the characters of the sequence along both axes.
 inline std::string svg_heatmaps(const std::vector<qkv::Tensor>& maps,
                                 const std::vector<std::string>& titles,
-                                const std::vector<std::string>& labels) {
+                                const std::vector<std::string>& labels,
+                                const std::vector<std::string>& column_labels = {}) {
+  // Maps are (rows, cols): rows labelled by `labels`, columns by `column_labels` (default: the
+  // same labels, for square self-attention maps).
+  const std::vector<std::string>& col_labels = column_labels.empty() ? labels : column_labels;
   const double cell = 14, pad = 30, gap = 30;
-  const int64_t T = maps.empty() ? 0 : maps[0].size(0);
-  const double side = cell * static_cast<double>(T);
+  const int64_t R = maps.empty() ? 0 : maps[0].size(0), K = maps.empty() ? 0 : maps[0].size(1);
+  const double width = cell * static_cast<double>(K), height = cell * static_cast<double>(R);
+  auto escape = [](std::string c) {
+    if (c == "<") c = "&lt;";
+    if (c == "&") c = "&amp;";
+    if (c == ">") c = "&gt;";
+    return c;
+  };
   std::ostringstream os;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\""
-     << pad + static_cast<double>(maps.size()) * (side + gap) << "\" height=\""
-     << side + 2 * pad + 20
+     << pad + static_cast<double>(maps.size()) * (width + gap) << "\" height=\""
+     << height + 2 * pad + 20
      << "\" font-family=\"monospace\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" "
         "fill=\"white\"/>\n";
   for (size_t m = 0; m < maps.size(); ++m) {
-    const double ox = pad + static_cast<double>(m) * (side + gap), oy = pad + 20;
+    const double ox = pad + static_cast<double>(m) * (width + gap), oy = pad + 20;
     os << "<text x=\"" << ox << "\" y=\"16\" font-family=\"sans-serif\" font-size=\"12\">"
        << titles[m] << "</text>\n";
     const auto v = qkv::raw::contiguous(maps[m]).to_vector<float>();
     float top = 1e-9f;
     for (float x : v) top = std::max(top, std::fabs(x));
-    for (int64_t i = 0; i < T; ++i)
-      for (int64_t j = 0; j < T; ++j) {
-        const double a = v[static_cast<size_t>(i * T + j)] / top;  // in [-1, 1]
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < K; ++j) {
+        const double a = v[static_cast<size_t>(i * K + j)] / top;  // in [-1, 1]
         const int shade = static_cast<int>(255 - 200 * std::fabs(a));
         os << "<rect x=\"" << ox + cell * static_cast<double>(j) << "\" y=\""
            << oy + cell * static_cast<double>(i) << "\" width=\"" << cell << "\" height=\"" << cell
@@ -95,36 +105,34 @@ inline std::string svg_heatmaps(const std::vector<qkv::Tensor>& maps,
                       : "255," + std::to_string(shade) + "," + std::to_string(shade))
            << ")\"/>\n";
       }
-    for (int64_t i = 0; i < T && i < static_cast<int64_t>(labels.size()); ++i) {
-      std::string c = labels[static_cast<size_t>(i)];
-      if (c == "<") c = "&lt;";
-      if (c == "&") c = "&amp;";
-      if (c == ">") c = "&gt;";
+    for (int64_t i = 0; i < R && i < static_cast<int64_t>(labels.size()); ++i)
       os << "<text x=\"" << ox - 10 << "\" y=\"" << oy + cell * (static_cast<double>(i) + 0.75)
-         << "\">" << c << "</text>\n<text x=\"" << ox + cell * (static_cast<double>(i) + 0.3)
-         << "\" y=\"" << oy - 4 << "\">" << c << "</text>\n";
-    }
+         << "\">" << escape(labels[static_cast<size_t>(i)]) << "</text>\n";
+    for (int64_t j = 0; j < K && j < static_cast<int64_t>(col_labels.size()); ++j)
+      os << "<text x=\"" << ox + cell * (static_cast<double>(j) + 0.3) << "\" y=\"" << oy - 4
+         << "\">" << escape(col_labels[static_cast<size_t>(j)]) << "</text>\n";
   }
   os << "</svg>\n";
   return os.str();
 }
 
 // A (T, T) map in the terminal: one character per weight, darker = larger (negative: blank).
-inline std::string terminal_heatmap(const qkv::Tensor& map,
-                                    const std::vector<std::string>& labels) {
+inline std::string terminal_heatmap(const qkv::Tensor& map, const std::vector<std::string>& labels,
+                                    const std::vector<std::string>& column_labels = {}) {
   static const char* shades = " .:-=+*#%@";
-  const int64_t T = map.size(0);
+  const std::vector<std::string>& cols = column_labels.empty() ? labels : column_labels;
+  const int64_t R = map.size(0), K = map.size(1);
   const auto v = qkv::raw::contiguous(map).to_vector<float>();
   const float top = std::max(1e-9f, *std::max_element(v.begin(), v.end()));
   std::ostringstream os;
   os << "    ";
-  for (int64_t j = 0; j < T; ++j) os << labels[static_cast<size_t>(j)];
+  for (int64_t j = 0; j < K; ++j) os << cols[static_cast<size_t>(j)];
   os << "   (columns: keys, rows: queries)\n";
-  for (int64_t i = 0; i < T; ++i) {
+  for (int64_t i = 0; i < R; ++i) {
     os << "  " << labels[static_cast<size_t>(i)] << " ";
-    for (int64_t j = 0; j < T; ++j)
+    for (int64_t j = 0; j < K; ++j)
       os << shades[std::clamp(
-          static_cast<int>(9.0f * v[static_cast<size_t>(i * T + j)] / top + 0.5f), 0, 9)];
+          static_cast<int>(9.0f * v[static_cast<size_t>(i * K + j)] / top + 0.5f), 0, 9)];
     os << "\n";
   }
   return os.str();
