@@ -1,4 +1,4 @@
-"""Prints what PyTorch prints for the attention tutorials (02-09): the articles' own code with
+"""Prints what PyTorch prints for the attention tutorials (03, 05-11 and 16): the articles' own code with
 their seeds and sizes. The tutorials check their key numbers against these values.
 
 usage (a developer's local check, never part of the build):
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 torch.set_printoptions(precision=4)
 
-print("== 02 tokens and embeddings (Raschka)")
+print("== 03 tokens and embeddings (Raschka)")
 sentence = 'Life is short, eat dessert first'
 dc = {s: i for i, s in enumerate(sorted(sentence.replace(',', '').split()))}
 print(dc)
@@ -23,7 +23,7 @@ embedded_sentence = embed(sentence_int).detach()
 print(embedded_sentence)
 print(embedded_sentence.shape)
 
-print("== 03 W_query, W_key, W_value")
+print("== 05 W_query, W_key, W_value")
 torch.manual_seed(123)
 d = embedded_sentence.shape[1]
 d_q, d_k, d_v = 2, 2, 4
@@ -43,7 +43,7 @@ print("keys.shape:", keys.shape)
 print("values.shape:", values.shape)
 print(keys, values, sep="\n")
 
-print("== 04 omega, softmax, context")
+print("== 06 omega, softmax, context")
 omega_24 = query_2.dot(keys[4])
 print(omega_24)
 omega_2 = query_2 @ keys.T
@@ -72,7 +72,7 @@ class SelfAttention(nn.Module):
         return attn_weights @ values
 
 
-print("== 05 SelfAttention class")
+print("== 07 SelfAttention class")
 torch.manual_seed(123)
 d_in, d_out_kq, d_out_v = 3, 2, 4
 sa = SelfAttention(d_in, d_out_kq, d_out_v)
@@ -88,7 +88,7 @@ class MultiHeadAttentionWrapper(nn.Module):
         return torch.cat([head(x) for head in self.heads], dim=-1)
 
 
-print("== 06 multi-head")
+print("== 08 multi-head")
 torch.manual_seed(123)
 d_in, d_out_kq, d_out_v = 3, 2, 1
 sa = SelfAttention(d_in, d_out_kq, d_out_v)
@@ -117,7 +117,7 @@ class CrossAttention(nn.Module):
         return attn_weights @ values_2
 
 
-print("== 07 cross-attention")
+print("== 09 cross-attention")
 torch.manual_seed(123)
 d_in, d_out_kq, d_out_v = 3, 2, 4
 crossattn = CrossAttention(d_in, d_out_kq, d_out_v)
@@ -129,7 +129,7 @@ context_vectors = crossattn(first_input, second_input)
 print(context_vectors)
 print("Output shape:", context_vectors.shape)
 
-print("== 08 causal")
+print("== 10 causal")
 torch.manual_seed(123)
 d_in, d_out_kq, d_out_v = 3, 2, 4
 W_query = nn.Parameter(torch.rand(d_in, d_out_kq))
@@ -157,7 +157,7 @@ print(masked)
 attn_weights = torch.softmax(masked / d_out_kq**0.5, dim=1)
 print(attn_weights)
 
-print("== 09 Karpathy's head")
+print("== 11 Karpathy's head")
 torch.manual_seed(1337)
 B, T, C = 4, 8, 32
 x = torch.randn(B, T, C)
@@ -180,7 +180,7 @@ print(wei_scaled[0])
 print(out[0, :2, :4])
 print((wei_scaled @ v)[0, :2, :4])
 
-print("== 13 RoPE (rotate_half, as Hugging Face's Llama computes it)")
+print("== 16 RoPE (rotate_half, as Hugging Face's Llama computes it)")
 torch.manual_seed(0)
 x = torch.randn(4, 8)  # 4 positions, one head of 8
 D, base = 8, 10000.0
