@@ -158,13 +158,20 @@ void store_tile(const float* tile, float* c, int64_t ldc, bool add_to_c, int64_t
 
 // The portable micro-kernel: plain C++ that any compiler builds. The accumulators are a small
 // array that the optimiser may keep in registers; it is the reference for the SIMD kernel.
+// GCC left to itself unrolls the j loop completely and then vectorises across rows with
+// shuffles (2.5 GFLOP/s on an AVX2 host); kept as a loop, j is vectorised (70 GFLOP/s).
 void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                            float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n) {
-  float acc[kMR * kNR] = {};
+  float acc[kMR][kNR] = {};
   for (int64_t k = 0; k < kc; ++k, a += a_ks, b += kNR)
-    for (int64_t i = 0; i < kMR; ++i)
-      for (int64_t j = 0; j < kNR; ++j) acc[i * kNR + j] += a[i * a_rs] * b[j];
-  store_tile(acc, c, ldc, add_to_c, m, n);
+    for (int64_t i = 0; i < kMR; ++i) {
+      const float aik = a[i * a_rs];
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 1
+#endif
+      for (int64_t j = 0; j < kNR; ++j) acc[i][j] += aik * b[j];
+    }
+  store_tile(&acc[0][0], c, ldc, add_to_c, m, n);
 }
 
 #if QKV_GEMM_LANES > 0
