@@ -198,3 +198,21 @@ def rotate_half(x):
 
 print(x)
 print(x * cos + rotate_half(x) * sin)
+
+print("== 13 gradients through softmax and masking")
+torch.manual_seed(123)
+sa = SelfAttention(3, 2, 4)
+sa(embedded_sentence).sum().backward()
+print(sa.W_query.grad, sa.W_key.grad, sa.W_value.grad, sep="\n")
+# The causal version: the same weights, -inf above the diagonal before softmax.
+torch.manual_seed(123)
+sa = SelfAttention(3, 2, 4)
+x = embedded_sentence
+q, k, v = x @ sa.W_query, x @ sa.W_key, x @ sa.W_value
+scores = q @ k.T
+scores.retain_grad()
+masked = scores.masked_fill(torch.triu(torch.ones(6, 6), diagonal=1).bool(), -torch.inf)
+w = torch.softmax(masked / 2**0.5, dim=-1)
+(w @ v).sum().backward()
+print(sa.W_query.grad, sa.W_key.grad, sa.W_value.grad, sep="\n")
+print(scores.grad)
