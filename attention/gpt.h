@@ -9,7 +9,7 @@
 //   Block:  x = x + o(attention(ln1(x)))                     pre-LayerNorm, residual
 //           x = x + proj(gelu(fc(ln2(x))))                   MLP of width 4C, exact GELU
 //   attention: q, k, v = Linear(C, C) each, split into H heads of D, causal softmax over
-//           q k^T / sqrt(D) (the causal mask can be switched off: the lesson of lesson 12).
+//           q k^T / sqrt(D) (the causal mask can be switched off: the lesson of lesson 15).
 // Parameter names: tok.weight, pos.weight, blocks.0.ln1.weight, blocks.0.q.weight, ...,
 // ln_f.weight, head.weight: torch's state_dict keys for the reference model.
 #pragma once
@@ -22,7 +22,7 @@ struct GPTConfig {
   int64_t vocab_size = 0;
   int64_t n_embd = 64, n_head = 4, n_layer = 2, block = 32;
   bool causal = true;
-  // RoPE instead of the learned position table (lesson 16): no pos.weight, q and k rotated in
+  // RoPE instead of the learned position table (lesson 21): no pos.weight, q and k rotated in
   // every block; sequences may then be longer than block (no table to run out of).
   bool rope = false;
 };

@@ -49,7 +49,7 @@ struct MultiHeadOptions {
   double rope_base = 10000.0;
   bool alibi = false;  // the ALiBi paper's slopes for num_heads heads
   bool flash = false;  // the tiled kernel; attention_weights stays undefined
-  // The frontier options (lesson 17):
+  // The frontier options (lesson 22):
   bool qk_norm = false;  // RMSNorm of each head's q and k before the scores (Qwen3, OLMo 2):
                          // modules q_norm and k_norm over head_dim
   double softcap = 0;    // > 0: scores <- softcap * tanh(scores / softcap) (Gemma 2)

@@ -1,5 +1,5 @@
-// sentence.h: the running example of lessons 03 and 05-10, "Life is short, eat dessert first",
-// tokenised and embedded as Sebastian Raschka's article does (lesson 03 builds it step by step).
+// sentence.h: the running example of lessons 04, 06, 07 and 09-12, "Life is short, eat dessert first",
+// tokenised and embedded as Sebastian Raschka's article does (lesson 04 builds it step by step).
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Lesson 08: multi-head attention, first as independent heads, then fused.
+// Lesson 10: multi-head attention, first as independent heads, then fused.
 //
 // What you will learn:
 //   - several heads are several SelfAttention modules side by side, each with its own
@@ -9,8 +9,8 @@
 //     batched attention call serve every head;
 //   - MultiHeadAttention(d_model, num_heads), what models use: the fused form plus an output
 //     projection W_O that mixes the heads.
-// What comes before: lesson 07 (the SelfAttention module).
-// Run it: ./build/release/tutorials/08_multi_head_attention
+// What comes before: lesson 09 (the SelfAttention module).
+// Run it: ./build/release/tutorials/10_multi_head_attention
 #include <iostream>
 
 #include "attention/all.h"

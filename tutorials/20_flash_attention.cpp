@@ -1,4 +1,4 @@
-// Lesson 15: flash attention: softmax one tile at a time, and never the T x T matrix.
+// Lesson 20: flash attention: softmax one tile at a time, and never the T x T matrix.
 //
 // What you will learn:
 //   - standard attention builds scores and weights of shape (T, T): at T = 4096 that is 64 MiB
@@ -10,8 +10,8 @@
 //   - the backward pass needs the weights again: it recomputes them tile by tile from q, k and
 //     one saved number per row, logsumexp = m + log(l);
 //   - the result equals standard attention (to float rounding), at O(T * D) memory.
-// What comes before: lesson 06 (softmax and the weights), lesson 10 (causal masking).
-// Run it: ./build/release/tutorials/15_flash_attention
+// What comes before: lesson 07 (softmax and the weights), lesson 12 (causal masking).
+// Run it: ./build/release/tutorials/20_flash_attention
 #include <cmath>
 #include <cstdio>
 #include <iostream>

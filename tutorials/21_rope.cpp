@@ -1,8 +1,8 @@
-// Lesson 16: RoPE against learned positions: where a token is, told by rotation.
+// Lesson 21: RoPE against learned positions: where a token is, told by rotation.
 //
 // What you will learn:
 //   - attention alone does not know word order: shuffle the keys and values together and the
-//     output is the same. Lesson 12's GPT adds a learned vector per position (a table of
+//     output is the same. Lesson 15's GPT adds a learned vector per position (a table of
 //     block rows), so it cannot read position block + 1 at all;
 //   - RoPE (rotary position embedding; Llama, Qwen, Mistral) instead turns each pair of q's and
 //     k's numbers by an angle proportional to the position: (x_i, x_{i+D/2}) at position t is
@@ -11,8 +11,8 @@
 //   - qkv's rope prints PyTorch's digits (the rotate_half code of Hugging Face's Llama);
 //   - the same tiny GPT trained both ways on the same data: and then asked to read sequences
 //     twice as long as it was trained on.
-// What comes before: lessons 06 (scores), 12 (the tiny GPT and its position table).
-// Run it: ./build/release/tutorials/16_rope [--steps 300]
+// What comes before: lessons 07 (scores), 15 (the tiny GPT and its position table).
+// Run it: ./build/release/tutorials/21_rope [--steps 300]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
       steps = std::atoll(argv[++i]);
     } else {
-      std::cerr << "usage: 16_rope [--steps N]\n";
+      std::cerr << "usage: 21_rope [--steps N]\n";
       return 2;
     }
   }
@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   // The same query and key placed at different positions m and n, with m - n = 2 always.
   Generator g(13);
   const Tensor q = randn({1, 16}, &g), k = randn({1, 16}, &g);
-  const Tensor table = randn({128, 16}, &g);  // a learned-position table, as lesson 12's pos
+  const Tensor table = randn({128, 16}, &g);  // a learned-position table, as lesson 15's pos
   std::printf("  (m, n)      RoPE score   learned-position score\n");
   std::vector<float> rope_scores;
   for (auto [mq, nk] : {std::pair{2, 0}, std::pair{5, 3}, std::pair{40, 38}, std::pair{100, 98}}) {
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
                  "a rotation keeps the length of q");
 
   lesson::banner("4. The same tiny GPT, learned positions vs RoPE");
-  // Lesson 12's default model (C 64, 4 heads, 2 layers, block 32) on its built-in corpus,
+  // Lesson 15's default model (C 64, 4 heads, 2 layers, block 32) on its built-in corpus,
   // `steps` AdamW steps of 16 sequences each; then evaluated on sequences of 64.
   const std::string text = lesson::builtin_corpus();
   const CharTokenizer tok(text);

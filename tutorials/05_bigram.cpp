@@ -1,15 +1,15 @@
-// Lesson 04: the bigram language model: the baseline every GPT must beat.
+// Lesson 05: the bigram language model: the baseline every GPT must beat.
 //
 // What you will learn:
 //   - the first model of Karpathy's "Let's build GPT": the next character depends only on the
 //     current one. Its whole model is one table, nn.Embedding(V, V): row i holds the logits of
 //     the character that follows character i;
-//   - training it with the batches, loss and optimizer the GPT of lesson 12 will use;
+//   - training it with the batches, loss and optimizer the GPT of lesson 15 will use;
 //   - that the trained table approaches what counting gives: the maximum-likelihood bigram,
 //     P(b | a) = count(a b) / count(a), whose validation loss is the best any bigram can do;
-//   - the number lesson 12 must beat: a bigram knows one character of context; the GPT sees 32.
-// What comes before: lessons 02 (a training loop) and 03 (tokens and embeddings).
-// Run it: ./build/release/tutorials/04_bigram [--steps 1500]
+//   - the number lesson 15 must beat: a bigram knows one character of context; the GPT sees 32.
+// What comes before: lessons 03 (a training loop) and 04 (tokens and embeddings).
+// Run it: ./build/release/tutorials/05_bigram [--steps 1500]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
       steps = std::atoll(argv[++i]);
     } else {
-      std::cerr << "usage: 04_bigram [--steps N]\n";
+      std::cerr << "usage: 05_bigram [--steps N]\n";
       return 2;
     }
   }
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   auto loss_of = [&](const Batch& b) {
     return cross_entropy(view(table(b.x), {batch * block, V}), raw::view(b.y, {batch * block}));
   };
-  // Validation: 20 fixed batches (a generator seeded 0), as lesson 12 will draw them.
+  // Validation: 20 fixed batches (a generator seeded 0), as lesson 15 will draw them.
   auto val_loss = [&] {
     NoGradGuard no_grad;
     Generator gv(0);
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   }
   std::cout << tok.decode(ids) << "\n";
   std::printf(
-      "\nThe baseline: val_loss %.4f. Lesson 12's GPT, which sees 32 characters instead\n"
+      "\nThe baseline: val_loss %.4f. Lesson 15's GPT, which sees 32 characters instead\n"
       "of 1, reaches about 0.31 on the same validation batches.\n",
       trained);
   return lesson::finish();

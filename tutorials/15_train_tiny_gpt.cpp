@@ -1,4 +1,4 @@
-// Lesson 12: train a tiny GPT, and watch what the causal mask is for.
+// Lesson 15: train a tiny GPT, and watch what the causal mask is for.
 //
 // What you will learn:
 //   - the whole next-token training loop: characters -> ids -> batches of (B, T) inputs and
@@ -9,9 +9,9 @@
 //     that generates text never has the next token to peek at, so its loss at the last position
 //     (val_loss_last, all that generation sees) stays bad and its samples fall apart;
 //   - how the attention maps look when the model has learned (an SVG, and one in the terminal).
-// What comes before: lessons 10 (causal masking) and 11 (a batched head).
-// Run it: ./build/release/tutorials/12_train_tiny_gpt              (the built-in corpus)
-//         ./build/release/tutorials/12_train_tiny_gpt --help       (every flag)
+// What comes before: lessons 12 (causal masking) and 14 (a batched head).
+// Run it: ./build/release/tutorials/15_train_tiny_gpt              (the built-in corpus)
+//         ./build/release/tutorials/15_train_tiny_gpt --help       (every flag)
 //
 // It mirrors shared/reference/tiny_gpt_reference.py flag for flag (same split, batches, init,
 // optimizer): run both with the same --data, --seed and sizes and compare their lines.
@@ -51,7 +51,7 @@ struct Options {
 };
 
 const char* kUsage =
-    "usage: 12_train_tiny_gpt [--data FILE] [--n_embd 64] [--n_head 4] [--n_layer 2] [--block 32]\n"
+    "usage: 15_train_tiny_gpt [--data FILE] [--n_embd 64] [--n_head 4] [--n_layer 2] [--block 32]\n"
     "         [--batch 16] [--steps 1500] [--lr 1e-3] [--seed 1337] [--threads N] [--eval_batches "
     "20]\n"
     "         [--log_every 50] [--no_causal] [--no_compare] [--save FILE] [--load FILE]\n"
@@ -65,7 +65,7 @@ const char* kUsage =
     "  --write_corpus F   write the built-in corpus to F (to train the reference on it) and exit\n";
 
 [[noreturn]] void fail(const std::string& message) {
-  std::cerr << "12_train_tiny_gpt: error: " << message << "\n";
+  std::cerr << "15_train_tiny_gpt: error: " << message << "\n";
   std::exit(2);
 }
 

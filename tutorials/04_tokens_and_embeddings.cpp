@@ -1,4 +1,4 @@
-// Lesson 03: from a sentence to vectors: tokens, a vocabulary, and an embedding table.
+// Lesson 04: from a sentence to vectors: tokens, a vocabulary, and an embedding table.
 //
 // What you will learn:
 //   - how "Life is short, eat dessert first" becomes the integers 0, 4, 5, 2, 1, 3;
@@ -7,7 +7,7 @@
 //     printed here are the ones in Sebastian Raschka's "Understanding and Coding
 //     Self-Attention, Multi-Head Attention, Causal-Attention, and Cross-Attention in LLMs".
 // What comes before: lesson 01 (tensors, views, the random generator).
-// Run it: ./build/release/tutorials/03_tokens_and_embeddings
+// Run it: ./build/release/tutorials/04_tokens_and_embeddings
 #include <iostream>
 
 #include "nn/all.h"

@@ -1,4 +1,4 @@
-// Lesson 06: attention weights and a context vector, by hand, for one query.
+// Lesson 07: attention weights and a context vector, by hand, for one query.
 //
 // What you will learn:
 //   - the unnormalised attention weights omega: how well the second word's query matches each
@@ -7,8 +7,8 @@
 //     large, and a softmax of large numbers is nearly one-hot, with vanishing gradients);
 //   - the softmax turns them into weights that are positive and sum to 1;
 //   - the context vector: the values averaged with those weights.
-// What comes before: lesson 05 (queries, keys and values).
-// Run it: ./build/release/tutorials/06_attention_weights
+// What comes before: lesson 06 (queries, keys and values).
+// Run it: ./build/release/tutorials/07_attention_weights
 #include <cmath>
 #include <iostream>
 
@@ -19,7 +19,7 @@
 using namespace qkv;
 
 int main() {
-  // Lesson 05's setup: seed 123, then W_query, W_key, W_value from rand.
+  // Lesson 06's setup: seed 123, then W_query, W_key, W_value from rand.
   const Tensor embedded_sentence = lesson::embedded_sentence();
   manual_seed(123);
   const int64_t d_k = 2;

@@ -1,4 +1,4 @@
-// Lesson 05: queries, keys and values: three projections of every token.
+// Lesson 06: queries, keys and values: three projections of every token.
 //
 // What you will learn:
 //   - W_query, W_key, W_value are trainable matrices (Parameters) that turn a token's embedding
@@ -8,8 +8,8 @@
 //   - all six keys (or values) at once are one matrix product: embedded_sentence @ W_key;
 //   - d_out_v may differ from d_out_kq: queries and keys must match each other (they are
 //     compared by a dot product), values only decide the width of the output.
-// What comes before: lesson 03 (the sentence and its 6 x 3 embedding).
-// Run it: ./build/release/tutorials/05_query_key_value
+// What comes before: lesson 04 (the sentence and its 6 x 3 embedding).
+// Run it: ./build/release/tutorials/06_query_key_value
 #include <iostream>
 
 #include "nn/all.h"
@@ -19,7 +19,7 @@
 using namespace qkv;
 
 int main() {
-  const Tensor embedded_sentence = lesson::embedded_sentence();  // lesson 03, (6, 3)
+  const Tensor embedded_sentence = lesson::embedded_sentence();  // lesson 04, (6, 3)
 
   lesson::banner("1. Three weight matrices, drawn in order");
   // >>> torch.manual_seed(123)

@@ -1,4 +1,4 @@
-// Lesson 02: a multilayer perceptron learns to separate two moons, and we draw what it learned.
+// Lesson 03: a multilayer perceptron learns to separate two moons, and we draw what it learned.
 //
 // What you will learn:
 //   - a classifier from nn pieces: Linear(2, 16) -> Tanh -> Linear(16, 16) -> Tanh ->
@@ -8,8 +8,8 @@
 //   - the decision boundary drawn as an SVG (micrograd's demo): the model's class for every
 //     point of a grid, with the training points on top;
 //   - training accuracy reaching 100%.
-// What comes before: lesson 01 (tensors) and autograd (backward, grad).
-// Run it: ./build/release/tutorials/02_mlp_two_moons [--svg_dir DIR]
+// What comes before: lessons 01 (tensors) and 02 (autograd).
+// Run it: ./build/release/tutorials/03_mlp_two_moons [--svg_dir DIR]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--svg_dir") == 0 && i + 1 < argc) {
       svg_dir = argv[++i];
     } else {
-      std::cerr << "usage: 02_mlp_two_moons [--svg_dir DIR]\n";
+      std::cerr << "usage: 03_mlp_two_moons [--svg_dir DIR]\n";
       return 2;
     }
   }

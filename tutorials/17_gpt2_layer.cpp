@@ -9,7 +9,7 @@
 //   - 12 heads side by side make 12 x 768 again, and W_O (768 x 768) mixes them;
 //   - the count: 768 * 64 * 3 * 144 = 21,233,664 query/key/value weights over 12 heads x 12
 //     layers, the same as GPT-2's 12 fused c_attn matrices of 768 x 2,304.
-// What comes before: lessons 08 (multi-head attention), 12 (causal), 15 (a GPT).
+// What comes before: lessons 10 (multi-head attention), 12 (causal), 15 (a GPT).
 // Run it: ./build/release/tutorials/17_gpt2_layer
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Lesson 09: cross-attention: queries from one sequence, keys and values from another.
+// Lesson 11: cross-attention: queries from one sequence, keys and values from another.
 //
 // What you will learn:
 //   - the only change from self-attention: Q comes from x_1, K and V from x_2;
@@ -6,8 +6,8 @@
 //     there is one output per token of x_1;
 //   - where it is used: a decoder reading an encoder (translation), text attending to an image;
 //   - CrossAttention(x, x) is exactly self-attention.
-// What comes before: lesson 07 (SelfAttention).
-// Run it: ./build/release/tutorials/09_cross_attention
+// What comes before: lesson 09 (SelfAttention).
+// Run it: ./build/release/tutorials/11_cross_attention
 #include <iostream>
 
 #include "attention/all.h"
@@ -58,6 +58,6 @@ int main() {
   const Tensor cross_self = crossattn(embedded_sentence, embedded_sentence);
   lesson::show("crossattn(x, x)", cross_self);
   lesson::expect(lesson::digits(cross_self) == lesson::digits(self_out),
-                 "CrossAttention(x, x) equals SelfAttention(x) (lesson 07's output)");
+                 "CrossAttention(x, x) equals SelfAttention(x) (lesson 09's output)");
   return lesson::finish();
 }

@@ -1,4 +1,4 @@
-// Lesson 14: an encoder-decoder transformer learns to reverse (and to sort) digit strings,
+// Lesson 19: an encoder-decoder transformer learns to reverse (and to sort) digit strings,
 // and its cross-attention shows how.
 //
 // What you will learn:
@@ -10,8 +10,8 @@
 //   - greedy decoding with a KV cache, and exact match on strings the model never saw;
 //   - the cross-attention map of a reversal: output position t looks at input position L-1-t,
 //     an anti-diagonal; sorting looks elsewhere.
-// What comes before: lessons 09 (cross-attention), 12 (training a GPT), 13 (the KV cache).
-// Run it: ./build/release/tutorials/14_encoder_decoder [--steps 800] [--svg_dir DIR]
+// What comes before: lessons 11 (cross-attention), 15 (training a GPT), 18 (the KV cache).
+// Run it: ./build/release/tutorials/19_encoder_decoder [--steps 800] [--svg_dir DIR]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--svg_dir") == 0 && i + 1 < argc) {
       svg_dir = argv[++i];
     } else {
-      std::cerr << "usage: 14_encoder_decoder [--steps N] [--svg_dir DIR]\n";
+      std::cerr << "usage: 19_encoder_decoder [--steps N] [--svg_dir DIR]\n";
       return 2;
     }
   }

@@ -1,6 +1,6 @@
 // Lesson 08: attention by hand, as Tom Yeh's "AI by Hand" exercises draw it.
 //
-// What you will learn: the same attention as lessons 05-07 in the convention of the hand
+// What you will learn: the same attention as lessons 06-07 in the convention of the hand
 // exercises, small enough to do with a pencil:
 //   - features are columns: four tokens x1..x4, each a column of 6 numbers (X is 6 x 4);
 //   - Q = W_Q X, K = W_K X, V = W_V X with small integer weights (3 x 6 each);
@@ -8,7 +8,7 @@
 //     runs down each column, and the output Z = V A has one column per token;
 //   - the shortcuts a pencil needs: sqrt(3) taken as 1 and e^x replaced by 3^x, side by side
 //     with the exact numbers: they change the weights but never which key a query likes most.
-// What comes before: lesson 06 (the weights by hand, rows convention).
+// What comes before: lesson 07 (the weights by hand, in the rows convention).
 // Run it: ./build/release/tutorials/08_attention_by_hand
 #include <cmath>
 #include <cstdio>

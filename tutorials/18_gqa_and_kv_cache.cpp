@@ -1,4 +1,4 @@
-// Lesson 13: grouped-query attention and the KV cache: how models generate fast.
+// Lesson 18: grouped-query attention and the KV cache: how models generate fast.
 //
 // What you will learn:
 //   - generating text is one token at a time, and each new token attends to all earlier ones;
@@ -9,8 +9,8 @@
 //     grouped-query attention (GQA, Llama 2/3, Mistral) shrinks it: H query heads share
 //     H_kv < H key/value heads; multi-query attention (MQA) is the extreme H_kv = 1;
 //   - GQA is exactly multi-head attention whose key and value heads are copied across groups.
-// What comes before: lessons 08 (multi-head attention) and 12 (the tiny GPT and sampling).
-// Run it: ./build/release/tutorials/13_gqa_and_kv_cache
+// What comes before: lessons 10 (multi-head attention) and 15 (the tiny GPT and sampling).
+// Run it: ./build/release/tutorials/18_gqa_and_kv_cache
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -119,7 +119,7 @@ int main() {
   lesson::expect(worst < 1e-5, "every cached step equals full recomputation (within 1e-5)");
 
   lesson::banner("4. Generation, with and without the cache");
-  // A GPT of lesson 12's shape, larger context: C 128, 4 heads, 4 layers, block 256. Untrained
+  // A GPT of lesson 15's shape, larger context: C 128, 4 heads, 4 layers, block 256. Untrained
   // (random weights) - speed does not care. 255 new tokens after one.
   manual_seed(0);
   GPTConfig config;

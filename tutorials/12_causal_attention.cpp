@@ -1,4 +1,4 @@
-// Lesson 10: causal attention: hiding the future, two ways that agree.
+// Lesson 12: causal attention: hiding the future, two ways that agree.
 //
 // What you will learn:
 //   - why a language model must not look ahead: it is trained to predict word t+1 from words
@@ -9,8 +9,8 @@
 //     them in one step;
 //   - that both give the same weights, and why models use the second (one softmax, exact zeros,
 //     no information about the future even in the normaliser).
-// What comes before: lesson 07 (SelfAttention).
-// Run it: ./build/release/tutorials/10_causal_attention
+// What comes before: lesson 09 (SelfAttention).
+// Run it: ./build/release/tutorials/12_causal_attention
 #include <cmath>
 #include <iostream>
 

@@ -12,7 +12,7 @@
 //   - why scores are divided by sqrt(d_k): without it, scores of random q, k grow like
 //     sqrt(d_k), softmax saturates (one weight near 1), and J, the gradient's way through,
 //     collapses toward 0.
-// What comes before: lessons 02 (autograd), 07 (SelfAttention), 12 (causal masking).
+// What comes before: lessons 02 (autograd), 09 (SelfAttention), 12 (causal masking).
 // Run it: ./build/release/tutorials/13_gradients_softmax_masking [--svg_dir DIR]
 #include <cmath>
 #include <cstdio>

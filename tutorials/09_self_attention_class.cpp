@@ -1,15 +1,15 @@
-// Lesson 07: the SelfAttention module: lesson 06 for every word at once.
+// Lesson 09: the SelfAttention module: lesson 07 for every word at once.
 //
 // What you will learn:
 //   - the whole computation as matrices: Q = X W_query, K = X W_key, V = X W_value,
 //     softmax(Q K^T / sqrt(d_k)) V, one row per word;
-//   - that SelfAttention(3, 2, 4) under seed 123 holds lesson 05's weights (it draws them in
-//     the same order) and that row 1 of its output is lesson 06's context vector;
+//   - that SelfAttention(3, 2, 4) under seed 123 holds lesson 06's weights (it draws them in
+//     the same order) and that row 1 of its output is lesson 07's context vector;
 //   - what simplified self-attention (no weights: softmax(X X^T / sqrt(d)) X) can and cannot do;
 //   - that every qkv attention module is a few lines on one core,
 //     attention::scaled_dot_product_attention.
-// What comes before: lesson 06 (one context vector by hand).
-// Run it: ./build/release/tutorials/07_self_attention_class
+// What comes before: lesson 07 (one context vector by hand).
+// Run it: ./build/release/tutorials/09_self_attention_class
 #include <iostream>
 
 #include "attention/all.h"
@@ -49,7 +49,7 @@ int main() {
     std::cout << name << " " << shape_str(p.shape()) << "\n";
   const Tensor context = sa(embedded_sentence);
   lesson::show("sa(embedded_sentence)", context);
-  std::cout << "Six context vectors of width d_out_v = 4. Row 1 is the vector lesson 06\n"
+  std::cout << "Six context vectors of width d_out_v = 4. Row 1 is the vector lesson 07\n"
                "computed by hand for 'is': the class does the same arithmetic for all rows.\n";
   lesson::expect_prints(context,
                         "tensor([[-0.1564,  0.1028, -0.0763, -0.0764],\n"
@@ -61,11 +61,11 @@ int main() {
                         "the 6 x 4 output matches the article");
   lesson::expect(
       lesson::digits(raw::select(context, 0, 1)) == "tensor([0.5313, 1.3607, 0.7891, 1.3110])",
-      "row 1 is lesson 06's context_vector_2");
+      "row 1 is lesson 07's context_vector_2");
 
   lesson::banner("3. The weights it used");
   lesson::show("sa.attention_weights", sa.attention_weights);
-  std::cout << "Every row sums to 1. Row 1 is lesson 06's attention_weights_2. Modules keep\n"
+  std::cout << "Every row sums to 1. Row 1 is lesson 07's attention_weights_2. Modules keep\n"
                "the weights of their last forward pass for inspection (without history).\n";
   lesson::expect(lesson::digits(raw::select(sa.attention_weights, 0, 1)) ==
                      "tensor([0.0386, 0.6870, 0.0204, 0.0840, 0.1470, 0.0229])",

@@ -1,4 +1,4 @@
-// Lesson 17: the attention family of today's open models, one line of the formula at a time.
+// Lesson 22: the attention family of today's open models, one line of the formula at a time.
 //
 // What you will learn: every variant below is scaled dot-product attention,
 //     out = softmax(q k^T / sqrt(d) + mask) v,
@@ -16,8 +16,8 @@
 //     turns attention into a recurrence with a fixed-size state.
 // Then the maps of differential and plain attention on the same input, as SVG and in the
 // terminal.
-// What comes before: lessons 08 (multi-head), 10 (causal), 13 (the KV cache), 16 (RoPE).
-// Run it: ./build/release/tutorials/17_attention_variants [--svg_dir DIR]
+// What comes before: lessons 10 (multi-head), 12 (causal), 18 (the KV cache), 21 (RoPE).
+// Run it: ./build/release/tutorials/22_attention_variants [--svg_dir DIR]
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--svg_dir") == 0 && i + 1 < argc) {
       svg_dir = argv[++i];
     } else {
-      std::cerr << "usage: 17_attention_variants [--svg_dir DIR]\n";
+      std::cerr << "usage: 22_attention_variants [--svg_dir DIR]\n";
       return 2;
     }
   }

@@ -149,9 +149,8 @@ int main(int argc, char** argv) {
   backward(tg);
   const float ga = grad(ta).item<float>(), gb = grad(tb).item<float>();
   std::printf("g = %.4f   dg/da = %.4f   dg/db = %.4f   (float32)\n", tg.item<float>(), ga, gb);
-  lesson::expect(
-      std::fabs(ga - a.grad()) < 1e-3 && std::fabs(gb - b.grad()) < 1e-3,
-      "qkv's gradients equal the scalar engine's (to float32 rounding)");
+  lesson::expect(std::fabs(ga - a.grad()) < 1e-3 && std::fabs(gb - b.grad()) < 1e-3,
+                 "qkv's gradients equal the scalar engine's (to float32 rounding)");
 
   lesson::banner("3. The graph backward walks");
   // Each line is a Node: the op that made a tensor, indented under the op that used it.

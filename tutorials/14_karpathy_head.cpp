@@ -1,4 +1,4 @@
-// Lesson 11: one head of masked self-attention over a batch, as in Andrej Karpathy's
+// Lesson 14: one head of masked self-attention over a batch, as in Andrej Karpathy's
 // "Let's build GPT".
 //
 // What you will learn:
@@ -8,8 +8,8 @@
 //   - the tril mask makes row t see only tokens 0..t, so the 8 rows of one sequence are 8
 //     training examples of "predict the next token from what came before", trained together;
 //   - why the Head scales by head_size^-0.5.
-// What comes before: lesson 10 (causal masking).
-// Run it: ./build/release/tutorials/11_karpathy_head
+// What comes before: lesson 12 (causal masking).
+// Run it: ./build/release/tutorials/14_karpathy_head
 #include <iostream>
 
 #include "attention/all.h"
