@@ -11,7 +11,6 @@
 // Run it: ./build/release/tutorials/02_autograd_from_scratch [--dot FILE]
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -97,14 +96,7 @@ class Value {
 
 int main(int argc, char** argv) {
   std::string dot_path = "autograd_graph.dot";
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--dot") == 0 && i + 1 < argc) {
-      dot_path = argv[++i];
-    } else {
-      std::cerr << "usage: 02_autograd_from_scratch [--dot FILE]\n";
-      return 2;
-    }
-  }
+  lesson::parse_flags(argc, argv, "02_autograd_from_scratch [--dot FILE]", {{"--dot", &dot_path}});
 
   lesson::banner("1. micrograd's example with the 100-line engine above");
   // >>> a = Value(-4.0); b = Value(2.0)

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <sstream>
 
@@ -91,14 +90,7 @@ std::string decision_svg(nn::Sequential& mlp, const Tensor& x, const Tensor& y) 
 
 int main(int argc, char** argv) {
   std::string svg_dir = ".";
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--svg_dir") == 0 && i + 1 < argc) {
-      svg_dir = argv[++i];
-    } else {
-      std::cerr << "usage: 03_mlp_two_moons [--svg_dir DIR]\n";
-      return 2;
-    }
-  }
+  lesson::parse_flags(argc, argv, "03_mlp_two_moons [--svg_dir DIR]", {{"--svg_dir", &svg_dir}});
   lesson::banner("1. Two moons");
   Generator g(16);
   Tensor x, y;

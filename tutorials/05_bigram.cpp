@@ -13,8 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 #include "attention/all.h"
@@ -26,14 +24,7 @@ using namespace qkv::attention;
 
 int main(int argc, char** argv) {
   int64_t steps = 1500;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
-      steps = std::atoll(argv[++i]);
-    } else {
-      std::cerr << "usage: 05_bigram [--steps N]\n";
-      return 2;
-    }
-  }
+  lesson::parse_flags(argc, argv, "05_bigram [--steps N]", {}, {{"--steps", &steps}});
   const std::string text = lesson::builtin_corpus();
   const CharTokenizer tok(text);
   const TextSplit split = split_90_10(tok.encode(text));

@@ -16,7 +16,6 @@
 // Run it: ./build/release/tutorials/13_gradients_softmax_masking [--svg_dir DIR]
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 
 #include "attention/all.h"
@@ -45,14 +44,8 @@ Tensor softmax_jacobian(const Tensor& s) {
 
 int main(int argc, char** argv) {
   std::string svg_dir = ".";
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--svg_dir") == 0 && i + 1 < argc) {
-      svg_dir = argv[++i];
-    } else {
-      std::cerr << "usage: 13_gradients_softmax_masking [--svg_dir DIR]\n";
-      return 2;
-    }
-  }
+  lesson::parse_flags(argc, argv, "13_gradients_softmax_masking [--svg_dir DIR]",
+                      {{"--svg_dir", &svg_dir}});
 
   lesson::banner("1. The softmax Jacobian");
   const Tensor z = from_vector(std::vector<float>{1.0f, 2.0f, 0.5f}, {3});

@@ -11,8 +11,6 @@
 // Run it: ./build/release/tutorials/16_attention_maps [--steps 800] [--svg_dir DIR]
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 #include "attention/all.h"
@@ -82,16 +80,8 @@ std::string describe(const HeadStats& s) {
 int main(int argc, char** argv) {
   int64_t steps = 800;
   std::string svg_dir = ".";
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
-      steps = std::atoll(argv[++i]);
-    } else if (std::strcmp(argv[i], "--svg_dir") == 0 && i + 1 < argc) {
-      svg_dir = argv[++i];
-    } else {
-      std::cerr << "usage: 16_attention_maps [--steps N] [--svg_dir DIR]\n";
-      return 2;
-    }
-  }
+  lesson::parse_flags(argc, argv, "16_attention_maps [--steps N] [--svg_dir DIR]",
+                      {{"--svg_dir", &svg_dir}}, {{"--steps", &steps}});
   const std::string text = lesson::builtin_corpus();
   const CharTokenizer tok(text);
   const TextSplit split = split_90_10(tok.encode(text));

@@ -15,8 +15,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 #include "attention/all.h"
@@ -134,20 +132,8 @@ Result train(Task task, int64_t steps, const std::vector<std::vector<int64_t>>& 
 int main(int argc, char** argv) {
   int64_t steps = 800;
   std::string svg_dir = ".";
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
-      steps = std::atoll(argv[++i]);
-    } else if (std::strcmp(argv[i], "--svg_dir") == 0 && i + 1 < argc) {
-      svg_dir = argv[++i];
-    } else {
-      std::cerr << "usage: 19_encoder_decoder [--steps N] [--svg_dir DIR]\n";
-      return 2;
-    }
-  }
-  if (steps < 1) {
-    std::cerr << "error: --steps must be positive\n";
-    return 2;
-  }
+  lesson::parse_flags(argc, argv, "19_encoder_decoder [--steps N] [--svg_dir DIR]",
+                      {{"--svg_dir", &svg_dir}}, {{"--steps", &steps}});
   // Held-out strings: their own generator, and none that the training stream can repeat
   // often (10^2 + ... + 10^8 possible strings).
   Generator gh(999);

@@ -15,8 +15,6 @@
 // Run it: ./build/release/tutorials/21_rope [--steps 300]
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 #include "attention/all.h"
@@ -84,14 +82,7 @@ Trained train(GPTConfig config, const TextSplit& split, int64_t steps) {
 
 int main(int argc, char** argv) {
   int64_t steps = 300;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
-      steps = std::atoll(argv[++i]);
-    } else {
-      std::cerr << "usage: 21_rope [--steps N]\n";
-      return 2;
-    }
-  }
+  lesson::parse_flags(argc, argv, "21_rope [--steps N]", {}, {{"--steps", &steps}});
 
   lesson::banner("1. A rotation per position");
   // One pair (x_0, x_1) = (1, 0) turned by t * theta_0: the angle grows with t, the length

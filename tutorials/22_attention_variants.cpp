@@ -20,7 +20,6 @@
 // Run it: ./build/release/tutorials/22_attention_variants [--svg_dir DIR]
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 
 #include "attention/all.h"
@@ -44,14 +43,8 @@ void formula(const char* line) {
 
 int main(int argc, char** argv) {
   std::string svg_dir = ".";
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--svg_dir") == 0 && i + 1 < argc) {
-      svg_dir = argv[++i];
-    } else {
-      std::cerr << "usage: 22_attention_variants [--svg_dir DIR]\n";
-      return 2;
-    }
-  }
+  lesson::parse_flags(argc, argv, "22_attention_variants [--svg_dir DIR]",
+                      {{"--svg_dir", &svg_dir}});
   NoGradGuard no_grad;
   Generator g(14);
   const int64_t C = 16, H = 2, T = 8;

@@ -21,8 +21,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <thread>
 #include <vector>
@@ -100,14 +98,7 @@ double fma_peak(int threads) {
 
 int main(int argc, char** argv) {
   int64_t n = 512;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
-      n = std::atoll(argv[++i]);
-    } else {
-      std::cerr << "usage: 23_matmul_ladder [--size N]\n";
-      return 2;
-    }
-  }
+  lesson::parse_flags(argc, argv, "23_matmul_ladder [--size N]", {}, {{"--size", &n}});
   if (n < 8 || n > 4096) {
     std::cerr << "error: --size must be in [8, 4096]\n";
     return 2;

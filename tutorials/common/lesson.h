@@ -8,9 +8,12 @@
 // A lesson is also a ctest test: one wrong number fails it.
 #pragma once
 
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "autograd/all.h"
 
@@ -49,6 +52,36 @@ inline void expect_prints(const qkv::Tensor& t, const std::string& pytorch,
   expect(ours == pytorch, what);
   if (ours != pytorch)
     std::cout << "  PyTorch printed:\n" << pytorch << "\n  qkv printed:\n" << ours << "\n";
+}
+
+// A lesson's few flags, each "--name value": texts fill strings, numbers fill int64s (a whole
+// number that must be positive). Anything else, a missing value or a bad number prints a
+// one-line error and the usage, and exits with status 2.
+inline void parse_flags(int argc, char** argv, const std::string& usage,
+                        const std::vector<std::pair<std::string, std::string*>>& texts,
+                        const std::vector<std::pair<std::string, int64_t*>>& numbers = {}) {
+  auto fail = [&](const std::string& why) {
+    std::cerr << "error: " << why << "\nusage: " << usage << "\n";
+    std::exit(2);
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) fail(flag + " needs a value");
+    const std::string value = argv[++i];
+    bool known = false;
+    for (const auto& [name, target] : texts)
+      if (flag == name) *target = value, known = true;
+    for (const auto& [name, target] : numbers)
+      if (flag == name) {
+        char* end = nullptr;
+        const long long n = std::strtoll(value.c_str(), &end, 10);
+        if (end == value.c_str() || *end != '\0' || n <= 0)
+          fail(flag + " expects a positive whole number, got \"" + value + "\"");
+        *target = n;
+        known = true;
+      }
+    if (!known) fail("unknown flag " + flag);
+  }
 }
 
 inline int finish() {
