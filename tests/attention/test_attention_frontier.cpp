@@ -346,6 +346,21 @@ TEST(AttentionDocumentMask, PackedDocumentsEqualEachDocumentAloneAndGradcheck) {
   EXPECT_TRUE(testing::tensor_equal(raw::narrow(packed2, 1, 0, 5), raw::narrow(packed, 1, 0, 5)));
 }
 
+TEST(AttentionPrefixLM, NoLeakAfterThePrefixAndBothWaysWithinIt) {
+  // Prefix of 3 in 7 tokens: a token after the prefix changes nothing before it; a token inside
+  // the prefix is seen by the whole prefix (both ways).
+  Generator g(161);
+  MultiHeadAttention m(8, 2, /*causal=*/false, 0.0, true, &g);
+  const Tensor mask = prefix_lm_mask(7, 3);
+  const auto f = [&](const Tensor& in) { return m.forward(in, mask); };
+  const Tensor x = randn({1, 7, 8}, &g);
+  EXPECT_TRUE(no_future_leak(f, x, 4));
+  Tensor x2 = raw::clone(x);
+  raw::fill_(raw::narrow(x2, 1, 2, 1), 3.0);
+  NoGradGuard no_grad;
+  EXPECT_FALSE(testing::tensor_equal(raw::narrow(f(x), 1, 0, 1), raw::narrow(f(x2), 1, 0, 1)));
+}
+
 // ---- linear attention ------------------------------------------------------------------------
 
 // Both forms on the same inputs: outputs and gradients equal.
