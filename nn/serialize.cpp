@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -536,6 +537,13 @@ std::vector<std::pair<Tensor, Tensor>> match_state_dict(const Module& module,
           ", got dtype mismatch: ", dtype_name(t.dtype()));
     check(t.shape() == p.shape(), op, "\"", name, "\" of shape ", shape_str(p.shape()),
           ", got shape mismatch: ", shape_str(t.shape()));
+    // A NaN or Inf weight makes every later output NaN: better to refuse the file here, naming
+    // the key, than to let training report "loss nan" a thousand steps later.
+    if (t.dtype() != Dtype::float32) continue;
+    const std::vector<float> values = t.to_vector<float>();
+    for (size_t i = 0; i < values.size(); ++i)
+      check(std::isfinite(values[i]), op, "finite values, got ",
+            std::isnan(values[i]) ? "NaN" : "Inf", " in \"", name, "\" at flat index ", i);
   }
   return pairs;
 }

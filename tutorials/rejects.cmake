@@ -1,0 +1,33 @@
+# One bad-input case of the training program (run by ctest): it must exit non-zero with exactly
+# one line on stderr, "<program>: error: ...", matching EXPECT, and leave no file at --save.
+# The case's flags come last, so they override the defaults given here.
+#   cmake -DEXE=<15_train_tiny_gpt> -DDIR=<scratch folder> -DCASE=<name> -DEXPECT=<regex>
+#         "-DARGS=<flag;value;...>" -P rejects.cmake
+# In ARGS, {dir} stands for DIR. Fixture files (an empty file, a file that is not UTF-8, ...)
+# are written here, so nothing binary has to live in the repository.
+set(dir ${DIR}/rejects_${CASE})
+file(REMOVE_RECURSE ${dir})
+file(MAKE_DIRECTORY ${dir})
+file(WRITE ${dir}/empty.txt "")
+string(ASCII 255 254 not_utf8)
+file(WRITE ${dir}/not_utf8.txt "Life is short, ${not_utf8} eat dessert first")
+file(WRITE ${dir}/short.txt "Life is short")
+file(WRITE ${dir}/corrupt.safetensors "this is not a safetensors file at all")
+string(REPLACE "{dir}" "${dir}" args "${ARGS}")
+
+execute_process(COMMAND ${EXE} --steps 1 --no_compare --save ${dir}/out.safetensors ${args}
+                OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+string(STRIP "${err}" err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "${CASE}: exit status 0, expected an error matching '${EXPECT}'")
+endif()
+if(NOT err MATCHES "^[^\n]*: error: [^\n]*${EXPECT}[^\n]*$")
+  message(FATAL_ERROR "${CASE}: expected one line 'error: ...${EXPECT}...' on stderr, got:\n${err}")
+endif()
+if(EXISTS ${dir}/out.safetensors)
+  message(FATAL_ERROR "${CASE}: a checkpoint was left at --save despite the error")
+endif()
+file(GLOB leftovers ${dir}/out.safetensors*)
+if(leftovers)
+  message(FATAL_ERROR "${CASE}: half-written files were left behind: ${leftovers}")
+endif()
