@@ -14,8 +14,9 @@ namespace qkv {
 namespace {
 
 // dout of a reduction over `dims` (sorted, wrapped), back to `shape`: a view, no copy.
+// (A 0-d input reduced over its "dim 0", as torch allows, gave a 0-d dout: nothing to put back.)
 Tensor spread(Tensor dout, const Shape& shape, const std::vector<int64_t>& dims, bool keepdim) {
-  if (!keepdim)
+  if (!keepdim && !shape.empty())
     for (int64_t d : dims) dout = raw::unsqueeze(dout, d);
   return raw::expand(dout, shape);
 }
@@ -57,11 +58,11 @@ Tensor mean(const Tensor& a) {
 }
 Tensor mean(const Tensor& a, int64_t dim, bool keepdim) {
   const int64_t d = wrap_dim(dim, a.dim(), "mean");
-  return record(
-      "MeanBackward1", raw::mean(a, dim, keepdim), {a},
-      [shape = a.shape(), d, keepdim](const Tensor& dout) -> Grads {
-        return {spread(raw::div(dout, static_cast<float>(shape[d])), shape, {d}, keepdim)};
-      });
+  return record("MeanBackward1", raw::mean(a, dim, keepdim), {a},
+                [shape = a.shape(), d, keepdim](const Tensor& dout) -> Grads {
+                  const int64_t n = shape.empty() ? 1 : shape[d];  // a 0-d input has one element
+                  return {spread(raw::div(dout, static_cast<float>(n)), shape, {d}, keepdim)};
+                });
 }
 
 // var: out = sum_i (a_i - m)^2 / (n - c)     da_i = dout * 2 (a_i - m) / (n - c)
@@ -72,7 +73,8 @@ Tensor var(const Tensor& a, int64_t dim, bool keepdim, int64_t correction) {
       "VarBackward0", raw::var(a, dim, keepdim, correction), {a},
       [a = SavedTensor(a), d, keepdim, correction](const Tensor& dout) -> Grads {
         const Tensor& x = a.get();
-        const float scale = 2.0f / static_cast<float>(x.shape()[d] - correction);
+        const int64_t n = x.dim() == 0 ? 1 : x.shape()[d];  // a 0-d input has one element
+        const float scale = 2.0f / static_cast<float>(n - correction);
         const Tensor centred = raw::sub(x, raw::mean(x, d, true));
         return {raw::mul(raw::mul(centred, scale), spread(dout, x.shape(), {d}, keepdim))};
       });
@@ -104,6 +106,7 @@ raw::ValuesIndices extreme_dim(const Tensor& a, int64_t dim, bool keepdim, bool 
   r.values = record(
       is_max ? "MaxBackward0" : "MinBackward0", r.values, {a},
       [shape = a.shape(), idx = SavedTensor(r.indices), d, keepdim](const Tensor& dout) -> Grads {
+        if (shape.empty()) return {dout};  // a 0-d input is its own extreme
         // one_hot[..., k, ...] = (k == index): positions along d against the index
         Shape along(shape.size(), 1);
         along[d] = shape[d];

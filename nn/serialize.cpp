@@ -88,12 +88,20 @@ uint64_t checked_nbytes(const Shape& shape, Dtype dtype, const char* op, const s
 
 // ---- a small strict JSON reader -------------------------------------------------------------
 
+struct JsonMember;  // a "key": value pair of an object, defined once Json is complete
+
 struct Json {
   enum class Kind { null, boolean, number, string, array, object } kind = Kind::null;
   bool boolean = false;
   std::string text;  // a string's value, or a number's digits as written
   std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
+  std::vector<JsonMember> members;  // (a vector may hold a type that is still incomplete here;
+                                    // a std::pair<std::string, Json> may not)
+};
+
+struct JsonMember {
+  std::string key;
+  Json value;
 };
 
 class JsonParser {
@@ -149,7 +157,7 @@ class JsonParser {
         for (const auto& [k, _] : v.members)
           if (k == key) fail("unique keys, got \"" + key + "\" twice");
         if (!eat(':')) fail("':'");
-        v.members.emplace_back(std::move(key), value(depth + 1));
+        v.members.push_back({std::move(key), value(depth + 1)});
       } while (eat(','));
       if (!eat('}')) fail("',' or '}'");
     } else if (c == '[') {
@@ -717,7 +725,10 @@ NpyHeader parse_npy_header(const std::string& h) {
         out.shape.push_back(std::stoll(h.substr(start, pos - start)));
         if (out.shape.size() > 64) fail("at most 64 dims");
         skip();
-        if (pos < h.size() && h[pos] == ',') ++pos;
+        if (pos < h.size() && h[pos] == ',')
+          ++pos;
+        else if (pos >= h.size() || h[pos] != ')')
+          fail("',' or ')' after a dimension of the shape");
       }
       ++pos;
       has_shape = true;

@@ -19,14 +19,16 @@
 namespace qkv {
 namespace {
 
-constexpr size_t kMinCached = size_t{1} << 20;  // 1 MiB: smaller blocks go straight to new
-constexpr size_t kMaxCache = size_t{1} << 30;   // 1 GiB of idle blocks at most
-constexpr std::align_val_t kAlign{64};          // a cache line; what the GEMM's loads like
+// (Unused under AddressSanitizer, which needs every block to go through new and delete.)
+[[maybe_unused]] constexpr size_t kMinCached = size_t{1}
+                                               << 20;  // 1 MiB: smaller blocks go straight to new
+[[maybe_unused]] constexpr size_t kMaxCache = size_t{1} << 30;  // 1 GiB of idle blocks at most
+constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads like
 
 // Rounds a large size up to one of four classes per power of two (2^k, 1.25, 1.5, 1.75 x 2^k),
 // so a block serves requests up to 25% smaller than itself, and sizes that differ by a few
 // bytes (a (B, T, T) tensor for T and T + 1) still share a class.
-size_t size_class(size_t nbytes) {
+[[maybe_unused]] size_t size_class(size_t nbytes) {
   const size_t step = std::bit_floor(nbytes) / 4;
   return (nbytes + step - 1) / step * step;
 }

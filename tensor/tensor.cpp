@@ -51,12 +51,16 @@ Shape contiguous_strides(const Shape& shape) {
 }
 
 int64_t shape_numel(const Shape& shape, std::string_view op) {
-  int64_t n = 1;
+  // `span` is the product of the non-zero sizes: what the row-major strides multiply up to,
+  // even when a 0 somewhere makes the tensor empty. 2^40 (4 TiB of floats) is far beyond any
+  // machine this runs on; refusing more early turns an absurd size from a corrupt file into a
+  // clear error instead of bad_alloc or a stride that overflows.
+  int64_t n = 1, span = 1;
   for (int64_t s : shape) {
     check(s >= 0, op, "sizes must be non-negative, got shape ", shape);
-    // 2^40 elements (4 TiB of floats) is far beyond any machine this runs on; refusing it
-    // early turns an absurd size from a corrupt file into a clear error instead of bad_alloc.
-    check(s == 0 || n <= (int64_t{1} << 40) / s, op, "shape is too large, got ", shape);
+    const int64_t f = std::max<int64_t>(s, 1);
+    check(span <= (int64_t{1} << 40) / f, op, "shape is too large, got ", shape);
+    span *= f;
     n *= s;
   }
   return n;

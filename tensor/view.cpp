@@ -20,6 +20,9 @@ Shape infer_size(const Shape& shape, int64_t numel, std::string_view op) {
       infer_at = static_cast<int64_t>(i);
     } else {
       check(out[i] >= 0, op, "sizes must be non-negative or -1, got shape ", shape);
+      // (bounded as shape_numel bounds a tensor's sizes, so the product cannot overflow)
+      check(out[i] == 0 || known <= (int64_t{1} << 40) / out[i], op, "shape is too large, got ",
+            shape);
       known *= out[i];
     }
   }
@@ -197,6 +200,8 @@ Tensor expand(const Tensor& a, const Shape& shape) {
     }
     const int64_t have = a.shape()[i - lead];
     const int64_t want = shape[i] == -1 ? have : shape[i];
+    check(want >= 0, "expand", "sizes >= 0 (or -1 to keep a size), got ", a.shape(),
+          " expanded to ", shape);
     check(want == have || have == 1, "expand", "size ", have, " to match or be 1 at dim ", i - lead,
           ", got ", a.shape(), " expanded to ", shape);
     out[i] = want;

@@ -211,6 +211,24 @@ std::vector<Case> cases() {
          attention::get_batch(zeros({10}, Dtype::int64), 10, 2, gen);
        },
        {"get_batch", "10"}},
+      // Found by tests/fuzz (each input is also in tests/fuzz/corpus/):
+      {"expand to a negative size",  // was accepted, giving a shape with -3 in it
+       [=] {
+         raw::expand(zeros({3, 1}), {2, 3, -3});
+       },
+       {"expand", "(3, 1)", "-3"}},
+      {"empty tensor whose other sizes overflow the strides",  // was signed overflow (UB)
+       [] {
+         zeros({448, 0, int64_t{1} << 40, 804});
+       },
+       {"shape is too large"}},
+      {"npy shape without commas",  // was read as (448, 0, 8, ...) and overflowed the strides
+       [] {
+         std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (448 0 8), }";
+         h += std::string(118 - 10 - h.size() - 1, ' ') + "\n";
+         nn::parse_npy(std::string("\x93NUMPY\x01\x00", 8) + char(h.size()) + '\0' + h);
+       },
+       {"','"}},
       {"load NaN weights into a module",
        [] {
          nn::Linear m(2, 1);

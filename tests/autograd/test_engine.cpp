@@ -247,5 +247,31 @@ TEST(Engine, MatmulGradFnNamesFollowTorch) {
   EXPECT_EQ(name({3}, {4, 3, 5}), "UnsafeViewBackward0");
 }
 
+// Found by tests/fuzz (corpus/tensor_ops/regression_sum_dim_of_0d_backward): torch lets a 0-d
+// tensor be reduced over "dim 0" (the identity); the backwards of these reductions used to
+// fail (sum) or read past the empty shape (mean, var, max, min).
+TEST(Engine, ReducingA0dTensorOverDimZeroBackpropagatesOne) {
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> reductions = {
+      {"sum", [](const Tensor& x) { return sum(x, 0); }},
+      {"sum keepdim", [](const Tensor& x) { return sum(x, 0, true); }},
+      {"mean", [](const Tensor& x) { return mean(x, 0); }},
+      {"max", [](const Tensor& x) { return max(x, 0).values; }},
+      {"min", [](const Tensor& x) { return min(x, 0).values; }},
+  };
+  for (const auto& [name, reduce] : reductions) {
+    const Tensor x = requires_grad_(full({}, 3.0f));
+    const Tensor y = reduce(x);
+    EXPECT_EQ(y.dim(), 0) << name;
+    EXPECT_EQ(y.item(), 3.0f) << name;
+    backward(y);
+    EXPECT_EQ(grad(x).dim(), 0) << name;
+    EXPECT_EQ(grad(x).item(), 1.0f) << name;
+  }
+  // var over one element with correction 0 is 0, and so is its gradient (2 (x - mean) / 1).
+  const Tensor x = requires_grad_(full({}, 3.0f));
+  backward(var(x, 0, false, 0));
+  EXPECT_EQ(grad(x).item(), 0.0f);
+}
+
 }  // namespace
 }  // namespace qkv
