@@ -129,11 +129,13 @@ void check_result(const Op& op, const Tensor& x, const Tensor& y) {
       break;
     }
     case 11:
-    case 13:
-    case 14:  // totals: cat doubles, add of zeros repeats x, sum keeps the total
-      if (op.kind == 11) QKV_FUZZ_CHECK(total(y) == 2 * total(x));
-      if (op.kind == 14) QKV_FUZZ_CHECK(std::fabs(total(y) - total(x)) <= 1e-6 * (1 + total(x)));
+    case 14: {  // totals: cat doubles it, sum keeps it (up to rounding: the values may be large
+                // after a few matmuls, and each total adds them up in a different order)
+      const double want = op.kind == 11 ? 2 * total(x) : total(x), got = total(y);
+      if (std::isfinite(want))
+        QKV_FUZZ_CHECK(std::fabs(got - want) <= 1e-4 * (1 + std::fabs(want)));
       break;
+    }
     case 15:
       if (x.dim() == 2 && y.dim() == 2) {  // against the textbook triple loop
         const Tensor b = counting(op.other);
