@@ -8,14 +8,37 @@
 //   dx = rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm))
 // Composed from primitives this is ~8 passes forward and ~15 backward, each allocating; fused it
 // is one of each. tests/autograd/test_fused.cpp holds it to the composed version and gradcheck.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
+#include "tensor/thread_pool.h"
 #include "tensor/view.h"
 
 namespace qkv {
+namespace {
+
+// Rows go to threads in blocks of kRowBlock (whole blocks, so that a block's partial sums in
+// the backward are computed by one thread, in row order). Below ~32k elements one thread does
+// it all: waking the pool would cost more than it saves.
+constexpr int64_t kRowBlock = 16;
+
+template <class Body>
+void for_row_blocks(int64_t rows, int64_t C, Body body) {
+  const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  const int64_t parts =
+      rows * C >= (int64_t{1} << 15) ? std::min<int64_t>(num_threads(), blocks) : 1;
+  if (parts <= 1) return body(int64_t{0}, rows);
+  parallel_for(parts, [&](int64_t p) {
+    const int64_t b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
+    body(b0 * kRowBlock, std::min(rows, b1 * kRowBlock));
+  });
+}
+
+}  // namespace
 
 Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, double eps) {
   check(x_in.defined() && x_in.dtype() == Dtype::float32 && x_in.dim() >= 1, "layer_norm",
@@ -33,23 +56,26 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
   Tensor y = Tensor::empty(x.shape()), mean = Tensor::empty({rows}), rstd = Tensor::empty({rows});
   const float *px = x.data_ptr(), *pw = w.data_ptr(), *pb = b.data_ptr();
   float *py = y.data_ptr(), *pmean = mean.data_ptr(), *prstd = rstd.data_ptr();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = px + r * C;
-    double s = 0;  // the row's moments in double, as the composed version's mean and var
-    for (int64_t j = 0; j < C; ++j) s += xr[j];
-    const float m = static_cast<float>(s / static_cast<double>(C));
-    double ss = 0;
-    for (int64_t j = 0; j < C; ++j) {
-      const double d = static_cast<double>(xr[j] - m);
-      ss += d * d;
+  // Rows are independent: split them over the thread pool (for enough work to pay for it).
+  for_row_blocks(rows, C, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = px + r * C;
+      double s = 0;  // the row's moments in double, as the composed version's mean and var
+      for (int64_t j = 0; j < C; ++j) s += xr[j];
+      const float m = static_cast<float>(s / static_cast<double>(C));
+      double ss = 0;
+      for (int64_t j = 0; j < C; ++j) {
+        const double d = static_cast<double>(xr[j] - m);
+        ss += d * d;
+      }
+      const float var = static_cast<float>(ss / static_cast<double>(C));
+      const float rs = 1.0f / std::sqrt(var + static_cast<float>(eps));
+      pmean[r] = m;
+      prstd[r] = rs;
+      float* yr = py + r * C;
+      for (int64_t j = 0; j < C; ++j) yr[j] = (xr[j] - m) * rs * pw[j] + pb[j];
     }
-    const float var = static_cast<float>(ss / static_cast<double>(C));
-    const float rs = 1.0f / std::sqrt(var + static_cast<float>(eps));
-    pmean[r] = m;
-    prstd[r] = rs;
-    float* yr = py + r * C;
-    for (int64_t j = 0; j < C; ++j) yr[j] = (xr[j] - m) * rs * pw[j] + pb[j];
-  }
+  });
   return record(
       "NativeLayerNormBackward0", y, {x_in, weight, bias},
       [x = SavedTensor(x), w = SavedTensor(w), mean, rstd, C, rows](const Tensor& dy_in) -> Grads {
@@ -58,27 +84,43 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
         const float *px = x.get().data_ptr(), *pw = w.get().data_ptr(), *pdy = dy.data_ptr();
         const float *pmean = mean.data_ptr(), *prstd = rstd.data_ptr();
         float *pdx = dx.data_ptr(), *pdw = dw.data_ptr(), *pdb = db.data_ptr();
-        for (int64_t r = 0; r < rows; ++r) {
-          const float* xr = px + r * C;
-          const float* dyr = pdy + r * C;
-          const float m = pmean[r], rs = prstd[r];
-          // Two row means: of dnorm, and of dnorm * norm.
-          float dnorm_mean = 0, dnorm_norm_mean = 0;
-          for (int64_t j = 0; j < C; ++j) {
-            const float norm = (xr[j] - m) * rs;
-            const float dnorm = dyr[j] * pw[j];
-            dnorm_mean += dnorm;
-            dnorm_norm_mean += dnorm * norm;
-            pdb[j] += dyr[j];
-            pdw[j] += dyr[j] * norm;
+        // dx is per row; dw and db sum over rows. Each block of kRowBlock rows sums its own
+        // partial dw, db (rows in order), and the partials are added in block order: the same
+        // sums whatever the number of threads.
+        const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+        std::vector<float> partial(static_cast<size_t>(blocks * 2 * C), 0.0f);
+        for_row_blocks(rows, C, [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) {
+            float* pdw_part = partial.data() + (r / kRowBlock) * 2 * C;
+            float* pdb_part = pdw_part + C;
+            const float* xr = px + r * C;
+            const float* dyr = pdy + r * C;
+            const float m = pmean[r], rs = prstd[r];
+            // Two row means: of dnorm, and of dnorm * norm.
+            float dnorm_mean = 0, dnorm_norm_mean = 0;
+            for (int64_t j = 0; j < C; ++j) {
+              const float norm = (xr[j] - m) * rs;
+              const float dnorm = dyr[j] * pw[j];
+              dnorm_mean += dnorm;
+              dnorm_norm_mean += dnorm * norm;
+              pdb_part[j] += dyr[j];
+              pdw_part[j] += dyr[j] * norm;
+            }
+            dnorm_mean /= static_cast<float>(C);
+            dnorm_norm_mean /= static_cast<float>(C);
+            float* dxr = pdx + r * C;
+            for (int64_t j = 0; j < C; ++j) {
+              const float norm = (xr[j] - m) * rs;
+              const float dnorm = dyr[j] * pw[j];
+              dxr[j] = (dnorm - dnorm_mean - norm * dnorm_norm_mean) * rs;
+            }
           }
-          dnorm_mean /= static_cast<float>(C);
-          dnorm_norm_mean /= static_cast<float>(C);
-          float* dxr = pdx + r * C;
+        });
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const float* part = partial.data() + blk * 2 * C;
           for (int64_t j = 0; j < C; ++j) {
-            const float norm = (xr[j] - m) * rs;
-            const float dnorm = dyr[j] * pw[j];
-            dxr[j] = (dnorm - dnorm_mean - norm * dnorm_norm_mean) * rs;
+            pdw[j] += part[j];
+            pdb[j] += part[C + j];
           }
         }
         return {dx, dw, db};

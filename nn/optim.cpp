@@ -7,6 +7,8 @@
 #include <numbers>
 #include <vector>
 
+#include "tensor/thread_pool.h"
+
 namespace qkv::nn {
 
 Optimizer::Optimizer(std::vector<Tensor> params, double lr) : params_(std::move(params)), lr_(lr) {
@@ -129,24 +131,35 @@ void Adam::step() {
   const float decay = static_cast<float>(1 - lr_ * weight_decay);  // AdamW's p *= 1 - lr wd
   std::vector<Tensor>& ms = buffers("exp_avg");
   std::vector<Tensor>& vs = buffers("exp_avg_sq");
+  // Every element is updated on its own, so the parameters are laid end to end as one long
+  // range and split over the thread pool in equal slices (one slice may span several
+  // parameters): a 128 x 512 weight and a 128-wide bias share the work evenly. No element
+  // depends on another, so the result is the same on any number of threads.
+  struct Span {
+    float *p, *m, *v;
+    const float* g;
+    int64_t begin, n;  // where this parameter starts in the long range, and its size
+  };
+  std::vector<Span> spans;
+  std::vector<Tensor> keep_alive;  // contiguous copies of non-contiguous gradients
+  int64_t total = 0;
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
     const Tensor g_t = grad(p);
     if (!g_t.defined()) continue;
-    // One pass per parameter, element by element, in torch's order of operations (float):
-    //   p *= 1 - lr wd (AdamW)  or  g += wd p (Adam)
-    //   m = b1 m + (1 - b1) g          v = b2 v + (1 - b2) g^2
-    //   p -= step_size * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
-    // Parameters and gradients are contiguous leaves; the buffers are our own.
-    const Tensor g_c = raw::contiguous(g_t);
     check(p.is_contiguous(), "Adam", "contiguous parameters, got parameter ", i, " of strides ",
           shape_str(p.strides()));
-    float* pp = p.data_ptr();
-    const float* pg = g_c.data_ptr();
-    float* pm = ms[i].data_ptr();
-    float* pv = vs[i].data_ptr();
-    const int64_t n = p.numel();
-    const bool decoupled = decoupled_weight_decay;
+    keep_alive.push_back(raw::contiguous(g_t));
+    spans.push_back({p.data_ptr(), ms[i].data_ptr(), vs[i].data_ptr(), keep_alive.back().data_ptr(),
+                     total, p.numel()});
+    total += p.numel();
+  }
+  const bool decoupled = decoupled_weight_decay;
+  // One pass per element, in torch's order of operations (float):
+  //   p *= 1 - lr wd (AdamW)  or  g += wd p (Adam)
+  //   m = b1 m + (1 - b1) g          v = b2 v + (1 - b2) g^2
+  //   p -= step_size * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+  auto update = [&](float* pp, float* pm, float* pv, const float* pg, int64_t n) {
     for (int64_t j = 0; j < n; ++j) {
       float g = pg[j];
       if (decoupled) {
@@ -161,8 +174,21 @@ void Adam::step() {
       const float denom = std::sqrt(v) / bias_correction2_sqrt + e;
       pp[j] = pp[j] - m / denom * step_size;
     }
-    p.impl().storage->bump_version();  // an in-place write, as raw::copy_ would count it
-  }
+  };
+  constexpr int64_t kParallelElements = int64_t{1} << 15;
+  const int64_t parts = total >= kParallelElements ? num_threads() : 1;
+  parallel_for(parts, [&](int64_t part) {
+    const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
+    for (const Span& s : spans) {
+      const int64_t a = std::max(lo, s.begin), b = std::min(hi, s.begin + s.n);
+      if (a >= b) continue;
+      const int64_t o = a - s.begin;
+      update(s.p + o, s.m + o, s.v + o, s.g + o, b - a);
+    }
+  });
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (grad(params_[i]).defined())
+      params_[i].impl().storage->bump_version();  // in-place writes, as raw::copy_ counts them
   ++steps_;
 }
 

@@ -95,6 +95,35 @@ TEST(Fused, LayerNormEqualsTheComposedFormula) {
   EXPECT_THROW(layer_norm(x0, w0, b0, 0.0), Error);
 }
 
+// Large enough to be split over threads (rows in blocks of 16; 2112 rows is not a multiple):
+// the same digits on 1 and 3 threads, and still the composed formula's values.
+TEST(Fused, LayerNormIsTheSameOnOneAndThreeThreads) {
+  Generator g(4);
+  const Tensor x0 = randn({64, 33, 40}, &g), w0 = randn({40}, &g), b0 = randn({40}, &g);
+  const Tensor up = randn({64, 33, 40}, &g);
+  auto run = [&](int threads) {
+    const int saved = num_threads();
+    set_num_threads(threads);
+    const Tensor x = requires_grad_(raw::clone(x0)), w = requires_grad_(raw::clone(w0)),
+                 b = requires_grad_(raw::clone(b0));
+    const Tensor y = layer_norm(x, w, b, 1e-5);
+    backward(y, up);
+    set_num_threads(saved);
+    return std::vector<Tensor>{y, grad(x), grad(w), grad(b)};
+  };
+  const auto one = run(1), three = run(3);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(testing::tensor_equal(one[i], three[i])) << i;
+  const Tensor x = requires_grad_(raw::clone(x0)), w = requires_grad_(raw::clone(w0)),
+               b = requires_grad_(raw::clone(b0));
+  const Tensor centred = x - mean(x, -1, true);
+  const Tensor y = centred / sqrt(var(x, -1, true, 0) + 1e-5f) * w + b;
+  backward(y, up);
+  EXPECT_TRUE(testing::tensor_near(one[0], y, 1e-5, 1e-5));
+  EXPECT_TRUE(testing::tensor_near(one[1], grad(x), 1e-4, 1e-4));
+  EXPECT_TRUE(testing::tensor_near(one[2], grad(w), 1e-3, 1e-4));  // sums over 2112 rows
+  EXPECT_TRUE(testing::tensor_near(one[3], grad(b), 1e-3, 1e-4));
+}
+
 TEST(Fused, CrossEntropyRejectsBadTargets) {
   const Tensor logits = zeros({2, 3});
   EXPECT_TRUE(testing::throws_error(
