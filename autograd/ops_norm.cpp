@@ -22,15 +22,15 @@ namespace qkv {
 namespace {
 
 // Rows go to threads in blocks of kRowBlock (whole blocks, so that a block's partial sums in
-// the backward are computed by one thread, in row order). Below ~32k elements one thread does
-// it all: waking the pool would cost more than it saves.
+// the backward are computed by one thread, in row order). Below kParallelElements one thread
+// does it all.
 constexpr int64_t kRowBlock = 16;
 
 template <class Body>
 void for_row_blocks(int64_t rows, int64_t C, Body body) {
   const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
   const int64_t parts =
-      rows * C >= (int64_t{1} << 15) ? std::min<int64_t>(num_threads(), blocks) : 1;
+      rows * C >= kParallelElements ? std::min<int64_t>(num_threads(), blocks) : 1;
   if (parts <= 1) return body(int64_t{0}, rows);
   parallel_for(parts, [&](int64_t p) {
     const int64_t b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;

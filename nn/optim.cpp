@@ -153,6 +153,7 @@ void Adam::step() {
     spans.push_back({p.data_ptr(), ms[i].data_ptr(), vs[i].data_ptr(), keep_alive.back().data_ptr(),
                      total, p.numel()});
     total += p.numel();
+    p.impl().storage->bump_version();  // written in place below, as raw::copy_ would count it
   }
   const bool decoupled = decoupled_weight_decay;
   // One pass per element, in torch's order of operations (float):
@@ -175,10 +176,7 @@ void Adam::step() {
       pp[j] = pp[j] - m / denom * step_size;
     }
   };
-  constexpr int64_t kParallelElements = int64_t{1} << 15;
-  const int64_t parts = total >= kParallelElements ? num_threads() : 1;
-  parallel_for(parts, [&](int64_t part) {
-    const int64_t lo = total * part / parts, hi = total * (part + 1) / parts;
+  parallel_chunks(total, [&](int64_t lo, int64_t hi) {
     for (const Span& s : spans) {
       const int64_t a = std::max(lo, s.begin), b = std::min(hi, s.begin + s.n);
       if (a >= b) continue;
@@ -186,9 +184,6 @@ void Adam::step() {
       update(s.p + o, s.m + o, s.v + o, s.g + o, b - a);
     }
   });
-  for (size_t i = 0; i < params_.size(); ++i)
-    if (grad(params_[i]).defined())
-      params_[i].impl().storage->bump_version();  // in-place writes, as raw::copy_ counts them
   ++steps_;
 }
 

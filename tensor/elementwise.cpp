@@ -29,17 +29,6 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op) {
 namespace qkv::raw {
 namespace {
 
-// Runs body(begin, end) over [0, n): on the calling thread for small n, else in contiguous
-// chunks over the thread pool. Elementwise work has no order to depend on, so the result is the
-// same on any number of threads.
-template <class Body>
-void for_chunks(int64_t n, Body body) {
-  constexpr int64_t kParallelElements = int64_t{1} << 15;
-  const int64_t parts = n >= kParallelElements ? num_threads() : 1;
-  if (parts <= 1) return body(int64_t{0}, n);
-  parallel_for(parts, [&](int64_t p) { body(n * p / parts, n * (p + 1) / parts); });
-}
-
 // Math wants float32. Integer or bool inputs to comparisons are converted first.
 Tensor as_float(const Tensor& a, std::string_view op, bool convert) {
   if (a.dtype() == Dtype::float32) return a;
@@ -57,7 +46,7 @@ Tensor map_unary(const Tensor& a_in, std::string_view op, F f) {
   R* po = out.data_ptr<R>();
   if (a.is_contiguous()) {  // the common case: one flat loop, no walk
     const float* x = pa + a.storage_offset();
-    for_chunks(a.numel(), [&](int64_t begin, int64_t end) {
+    parallel_chunks(a.numel(), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) po[i] = f(x[i]);
     });
     return out;
@@ -91,7 +80,7 @@ Tensor map_binary(const Tensor& a_in, const Tensor& b_in, std::string_view op, F
     const float* x = a.data_ptr();
     const float* y = b.data_ptr();
     R* z = out.data_ptr<R>();
-    for_chunks(a.numel(), [&](int64_t begin, int64_t end) {
+    parallel_chunks(a.numel(), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) z[i] = f(x[i], y[i]);
     });
     return out;
@@ -105,7 +94,7 @@ Tensor map_binary(const Tensor& a_in, const Tensor& b_in, std::string_view op, F
     const float* y = b.data_ptr();
     R* z = out.data_ptr<R>();
     const int64_t C = b.numel(), rows = a.numel() / C;
-    for_chunks(a.numel(), [&](int64_t begin, int64_t end) {
+    parallel_chunks(a.numel(), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin / C; r < rows && r * C < end; ++r) {
         const int64_t lo = std::max(begin, r * C) - r * C, hi = std::min(end, (r + 1) * C) - r * C;
         for (int64_t j = lo; j < hi; ++j) z[r * C + j] = f(x[r * C + j], y[j]);

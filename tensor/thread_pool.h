@@ -23,4 +23,17 @@ void set_num_threads(int n);
 // inside fn runs its parts serially on that thread.
 void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn);
 
+// Below this many elements of cheap per-element work, waking the pool costs more than it saves.
+constexpr int64_t kParallelElements = int64_t{1} << 15;
+
+// Runs body(begin, end) over [0, n): on the calling thread for small n, else in one contiguous
+// chunk per thread. For work where no element depends on another, so the result is the same on
+// any number of threads.
+template <class Body>
+void parallel_chunks(int64_t n, Body body) {
+  const int64_t parts = n >= kParallelElements ? num_threads() : 1;
+  if (parts <= 1) return body(int64_t{0}, n);
+  parallel_for(parts, [&](int64_t p) { body(n * p / parts, n * (p + 1) / parts); });
+}
+
 }  // namespace qkv
