@@ -118,5 +118,9 @@ Tensor embedding(const Tensor& weight, const Tensor& ids);
 
 // ---- matmul ----
 Tensor matmul(const Tensor& a, const Tensor& b);
+// linear: x W^T + b as one node, what nn::Linear runs (torch.nn.functional.linear). x (..., in),
+// weight (out, in), bias (out,) or undefined. The same numbers as matmul(x, transpose(W)) + b;
+// the backward makes the incoming gradient contiguous once and takes dx, dW and db from it.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
 }  // namespace qkv

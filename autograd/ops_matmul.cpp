@@ -1,11 +1,13 @@
-// ops_matmul.cpp: matmul and its backward.
+// ops_matmul.cpp: matmul and its backward, and linear (x W^T + b) as one node.
 //
 //   C = A @ B        A (..., M, K), B (..., K, N) -> C (..., M, N)
 //   dA = dC @ B^T    dB = A^T @ dC
 // B^T and A^T are transposed views: the GEMM reads them through their strides, so no
 // transposed copy is ever made. Batch dims that were broadcast are summed by the engine.
 #include "autograd/ops.h"
+#include "tensor/elementwise.h"
 #include "tensor/matmul.h"
+#include "tensor/reduce.h"
 #include "tensor/view.h"
 
 namespace qkv {
@@ -61,6 +63,49 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                   // the batch dims down to (K,). (A vector a's (..., 1, K) already broadcasts.)
                   if (need_b && b.get().dim() == 1) db = raw::squeeze(db, -1);
                   return {da, db};
+                });
+}
+
+// linear, with every row of x as one row of a (rows, in) matrix X:
+//
+//   Y = X W^T + b          (rows, out)
+//   dX = dY W              dW = dY^T X              db = sum of dY's rows
+//
+// It is what matmul(x, transpose(W)) + b computes, the same GEMMs in the same order, as one
+// node instead of two. What that buys is in the backward: the gradient arriving from
+// attention's head split is a transposed view, which the composed form copies once for dX,
+// reads through strides for db, and copies again for dW; here it is made contiguous once.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check(x.defined() && weight.defined() && weight.dim() == 2 && weight.size(1) > 0 &&
+            x.dim() >= 1 && x.size(-1) == weight.size(1),
+        "linear", "x (..., in) and weight (out, in) with the same in > 0, got x ",
+        x.defined() ? shape_str(x.shape()) : "undefined", " and weight ",
+        weight.defined() ? shape_str(weight.shape()) : "undefined");
+  check(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), "linear",
+        "a bias of shape (out,) = (", weight.size(0), ",), got ",
+        bias.defined() ? shape_str(bias.shape()) : "");
+  const int64_t in = weight.size(1), out_features = weight.size(0), rows = x.numel() / in;
+  Shape out_shape = x.shape();
+  out_shape.back() = out_features;
+  Tensor y = raw::matmul(raw::reshape(x, {rows, in}), raw::transpose(weight, 0, 1));
+  if (bias.defined()) y = raw::add(y, bias);
+  y = raw::reshape(y, out_shape);
+  // torch's names for the same call: addmm / mm on a matrix, viewed back for more dims.
+  const bool b = bias.defined();
+  const char* name = x.dim() == 1   ? (b ? "AddBackward0" : "SqueezeBackward3")
+                     : x.dim() == 2 ? (b ? "AddmmBackward0" : "MmBackward0")
+                                    : (b ? "ViewBackward0" : "UnsafeViewBackward0");
+  return record(name, y, {x, weight, bias},
+                [x = SavedTensor(x), w = SavedTensor(weight), rows, in, out_features,
+                 need_x = requires_grad(x), need_w = requires_grad(weight),
+                 need_b = requires_grad(bias)](const Tensor& dout) -> Grads {
+                  const Tensor d = raw::reshape(raw::contiguous(dout), {rows, out_features});
+                  Tensor dx, dw, db;
+                  if (need_x) dx = raw::reshape(raw::matmul(d, w.get()), x.get().shape());
+                  if (need_w)
+                    dw = raw::matmul(raw::transpose(d, 0, 1), raw::reshape(x.get(), {rows, in}));
+                  if (need_b) db = raw::sum(d, 0, false);
+                  return {dx, dw, db};
                 });
 }
 

@@ -32,9 +32,9 @@ Tensor Linear::forward(const Tensor& x) {
   check(x.defined() && x.dim() >= 1 && x.size(-1) == in_features, "Linear",
         "an input whose last dim is in_features = ", in_features, ", got shape ",
         x.defined() ? shape_str(x.shape()) : "undefined");
-  // x @ W^T: the transpose is a view; the GEMM reads W through swapped strides.
-  const Tensor y = matmul(x, transpose(weight, 0, 1));
-  return bias.defined() ? y + bias : y;
+  // x @ W^T + b, which is matmul(x, transpose(weight, 0, 1)) + bias, as one node (the
+  // transpose is a view: the GEMM reads W through swapped strides).
+  return linear(x, weight, bias);
 }
 
 }  // namespace qkv::nn

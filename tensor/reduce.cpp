@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tensor/iterate.h"
+#include "tensor/thread_pool.h"
 #include "tensor/view.h"
 
 namespace qkv::raw {
@@ -82,8 +83,10 @@ namespace {
 // The sum over one dim of a contiguous tensor, viewed as (outer, n, inner), in double, times
 // `scale` (1, or 1/n for the mean). The loops run along memory: for a middle or leading dim,
 // whole rows of `inner` numbers are added into `inner` accumulators at once (a vector loop);
-// for the last dim, 8 interleaved accumulators break the chain of dependent additions. The
-// order of additions depends only on the shape, never on threads.
+// for the last dim, 8 interleaved accumulators break the chain of dependent additions. A large
+// sum is shared out by output: rows of `outer` (last dim) or ranges of the `inner` columns
+// (a bias gradient: the sum over every row of a (rows, C) gradient), so each output is still
+// one thread's additions in the same order, and the result is the same on any thread count.
 Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) {
   const int64_t n = a.size(dim);
   int64_t outer = 1, inner = 1;
@@ -92,28 +95,49 @@ Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) 
   Tensor out = Tensor::empty(keepdim_shape(a, dim));
   const float* x = a.data_ptr();
   float* y = out.data_ptr();
+  const bool large = a.numel() >= kParallelElements;
   if (inner == 1) {
-    for (int64_t o = 0; o < outer; ++o) {
-      const float* row = x + o * n;
-      double lane[8] = {};
-      int64_t i = 0;
-      for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; ++j) lane[j] += row[i + j];
-      double acc =
-          ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-      for (; i < n; ++i) acc += row[i];
-      y[o] = static_cast<float>(acc * scale);
+    auto rows = [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) {
+        const float* row = x + o * n;
+        double lane[8] = {};
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+          for (int j = 0; j < 8; ++j) lane[j] += row[i + j];
+        double acc = ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+                     ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+        for (; i < n; ++i) acc += row[i];
+        y[o] = static_cast<float>(acc * scale);
+      }
+    };
+    const int64_t parts = large ? std::min<int64_t>(num_threads(), outer) : 1;
+    if (parts <= 1) {
+      rows(0, outer);
+    } else {
+      parallel_for(parts, [&](int64_t p) { rows(outer * p / parts, outer * (p + 1) / parts); });
     }
   } else {
-    std::vector<double> acc(static_cast<size_t>(inner));
-    for (int64_t o = 0; o < outer; ++o) {
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t i = 0; i < n; ++i) {
-        const float* row = x + (o * n + i) * inner;
-        for (int64_t j = 0; j < inner; ++j) acc[static_cast<size_t>(j)] += row[j];
+    auto columns = [&](int64_t j0, int64_t j1) {
+      std::vector<double> acc(static_cast<size_t>(j1 - j0));
+      for (int64_t o = 0; o < outer; ++o) {
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t i = 0; i < n; ++i) {
+          const float* row = x + (o * n + i) * inner + j0;
+          for (int64_t j = 0; j < j1 - j0; ++j) acc[static_cast<size_t>(j)] += row[j];
+        }
+        for (int64_t j = 0; j < j1 - j0; ++j)
+          y[o * inner + j0 + j] = static_cast<float>(acc[static_cast<size_t>(j)] * scale);
       }
-      for (int64_t j = 0; j < inner; ++j)
-        y[o * inner + j] = static_cast<float>(acc[static_cast<size_t>(j)] * scale);
+    };
+    // At least 16 columns (a cache line) per part, so threads do not write the same lines.
+    const int64_t parts = large ? std::min<int64_t>(num_threads(), inner / 16) : 1;
+    if (parts <= 1) {
+      columns(0, inner);
+    } else {
+      parallel_for(parts, [&](int64_t p) {
+        columns(inner * p / parts / 16 * 16,
+                p + 1 == parts ? inner : inner * (p + 1) / parts / 16 * 16);
+      });
     }
   }
   return keepdim ? out : squeeze(out, dim);

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "tensor/iterate.h"
+#include "tensor/thread_pool.h"
 
 namespace qkv::raw {
 namespace {
@@ -69,19 +70,32 @@ std::optional<Shape> view_strides(const Tensor& a, const Shape& shape) {
 }
 
 // Copies every element of src (already broadcast to dst's shape) into dst, same dtype, by
-// moving raw words of the element's size.
+// moving raw words of the element's size. A large copy (making a transposed view contiguous,
+// say) is cut along dim 0 into one slab per thread; every element is still copied exactly once.
 template <class Word>
 void copy_words(const Tensor& dst, const Shape& src_strides, const Tensor& src) {
   auto* d = reinterpret_cast<Word*>(dst.impl().storage->data());
   const auto* s = reinterpret_cast<const Word*>(src.impl().storage->data());
-  walk<2>(dst.shape(), {&dst.strides(), &src_strides}, {dst.storage_offset(), src.storage_offset()},
-          [&](std::array<int64_t, 2> o, std::array<int64_t, 2> st, int64_t n) {
-            if (st[0] == 1 && st[1] == 1) {
-              std::memcpy(d + o[0], s + o[1], static_cast<size_t>(n) * sizeof(Word));
-              return;
-            }
-            for (int64_t i = 0; i < n; ++i) d[o[0] + i * st[0]] = s[o[1] + i * st[1]];
-          });
+  auto copy_slab = [&](int64_t r0, int64_t r1) {  // dst[r0:r1] = src[r0:r1] along dim 0
+    Shape shape = dst.shape();
+    if (!shape.empty()) shape[0] = r1 - r0;
+    const int64_t d0 = shape.empty() ? 0 : r0 * dst.strides()[0];
+    const int64_t s0 = shape.empty() ? 0 : r0 * src_strides[0];
+    walk<2>(shape, {&dst.strides(), &src_strides},
+            {dst.storage_offset() + d0, src.storage_offset() + s0},
+            [&](std::array<int64_t, 2> o, std::array<int64_t, 2> st, int64_t n) {
+              if (st[0] == 1 && st[1] == 1) {
+                std::memcpy(d + o[0], s + o[1], static_cast<size_t>(n) * sizeof(Word));
+                return;
+              }
+              for (int64_t i = 0; i < n; ++i) d[o[0] + i * st[0]] = s[o[1] + i * st[1]];
+            });
+  };
+  const int64_t rows = dst.dim() == 0 ? 1 : dst.size(0);
+  const int64_t parts =
+      dst.numel() >= kParallelElements ? std::min<int64_t>(num_threads(), rows) : 1;
+  if (parts <= 1) return copy_slab(0, rows);
+  parallel_for(parts, [&](int64_t p) { copy_slab(rows * p / parts, rows * (p + 1) / parts); });
 }
 
 template <class T>

@@ -124,6 +124,39 @@ TEST(Fused, LayerNormIsTheSameOnOneAndThreeThreads) {
   EXPECT_TRUE(testing::tensor_near(one[3], grad(b), 1e-3, 1e-4));
 }
 
+// linear is matmul(x, W^T) + b in one node: the same GEMMs, so the same bits forward and for
+// dx and dW; db is one sum over all rows where the composed form sums over dim 0, then dim 1.
+// The upstream gradient arrives as a transposed view, as it does from attention's head split.
+TEST(Fused, LinearEqualsMatmulPlusBias) {
+  Generator g(5);
+  const Tensor x0 = randn({6, 40, 24}, &g), w0 = randn({36, 24}, &g), b0 = randn({36}, &g);
+  const Tensor up = transpose(randn({6, 36, 40}, &g), 1, 2);  // (6, 40, 36), not contiguous
+  auto leaves = [&] {
+    return std::vector<Tensor>{requires_grad_(raw::clone(x0)), requires_grad_(raw::clone(w0)),
+                               requires_grad_(raw::clone(b0))};
+  };
+  const auto f = leaves(), c = leaves();
+  const Tensor yf = linear(f[0], f[1], f[2]);
+  const Tensor yc = matmul(c[0], transpose(c[1], 0, 1)) + c[2];
+  EXPECT_TRUE(testing::tensor_equal(yf, yc));
+  EXPECT_EQ(grad_fn_name(yf), "ViewBackward0");  // torch 1.13's name for a 3-d input
+  backward(yf, up);
+  backward(yc, up);
+  EXPECT_TRUE(testing::tensor_equal(grad(f[0]), grad(c[0])));
+  EXPECT_TRUE(testing::tensor_equal(grad(f[1]), grad(c[1])));
+  EXPECT_TRUE(testing::tensor_near(grad(f[2]), grad(c[2]), 1e-6, 1e-6));
+  // Without a bias, and on a matrix: torch's node names for those calls.
+  EXPECT_EQ(grad_fn_name(linear(f[0], f[1])), "UnsafeViewBackward0");
+  EXPECT_EQ(grad_fn_name(linear(raw::reshape(f[0], {240, 24}), f[1], f[2])), "AddmmBackward0");
+  EXPECT_TRUE(testing::throws_error([&] { linear(f[0], f[1], zeros({35})); },
+                                    {"linear", "(out,) = (36,)", "(35,)"}));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        linear(f[0], zeros({36, 23}));
+      },
+      {"linear", "(6, 40, 24)", "(36, 23)"}));
+}
+
 TEST(Fused, CrossEntropyRejectsBadTargets) {
   const Tensor logits = zeros({2, 3});
   EXPECT_TRUE(testing::throws_error(

@@ -149,6 +149,31 @@ TEST(Reduce, SumAndMeanFastPathAgreeWithTheStridedPathOnEveryDim) {
   EXPECT_TRUE(testing::tensor_near(raw::sum(a, 1), {3, 5}, expected, 1e-5));
 }
 
+// Large sums are shared out by output (rows for the last dim, column ranges otherwise): each
+// output is still one thread's additions in one order, so 1 and 3 threads give the same bits,
+// and both equal a double-precision oracle.
+TEST(Reduce, LargeSumsAreTheSameOnOneAndThreeThreads) {
+  Generator g(13);
+  const Tensor a = randn({40, 37, 61}, &g);  // 90k elements: above the parallel threshold
+  const auto v = a.to_vector<double>();
+  const int saved = num_threads();
+  for (int64_t d = 0; d < 3; ++d) {
+    set_num_threads(1);
+    const Tensor one = raw::sum(a, d), mean_one = raw::mean(a, d);
+    set_num_threads(3);
+    const Tensor three = raw::sum(a, d), mean_three = raw::mean(a, d);
+    EXPECT_TRUE(testing::tensor_equal(one, three)) << "dim " << d;
+    EXPECT_TRUE(testing::tensor_equal(mean_one, mean_three)) << "dim " << d;
+  }
+  set_num_threads(saved);
+  // The bias-gradient shape: the sum over all rows of a (rows, C) matrix, against an oracle.
+  const Tensor rows = raw::reshape(a, {40 * 37, 61});
+  std::vector<double> expected(61, 0.0);
+  for (size_t r = 0; r < 40 * 37; ++r)
+    for (size_t c = 0; c < 61; ++c) expected[c] += v[r * 61 + c];
+  EXPECT_TRUE(testing::tensor_near(raw::sum(rows, 0), {61}, expected, 1e-5));
+}
+
 std::vector<double> softmax_oracle(const std::vector<double>& r) {
   double m = -INFINITY, s = 0;
   for (double x : r) m = std::max(m, x);

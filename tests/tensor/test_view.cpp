@@ -86,6 +86,32 @@ TEST(View, FlattenAndContiguousCopy) {
   EXPECT_EQ(t.at({1, 3, 2}), a.at({1, 2, 3}));
 }
 
+// A large copy is cut into one slab of dim 0 per thread: every element lands where the
+// element-by-element walk puts it, on any thread count, broadcast sources included.
+TEST(View, LargeCopiesAreTheSameOnOneAndThreeThreads) {
+  Generator g(3);
+  const Tensor a = randn({7, 64, 4, 33}, &g);  // 59k elements, above the parallel threshold
+  const Tensor t = raw::transpose(a, 1, 2);
+  const int saved = num_threads();
+  set_num_threads(3);
+  const Tensor three = raw::contiguous(t);
+  Tensor rows = Tensor::empty({5, 300, 41});
+  raw::copy_(rows, arange(0.0, 41.0));  // a broadcast row, float32
+  set_num_threads(1);
+  const Tensor one = raw::contiguous(t);
+  set_num_threads(saved);
+  EXPECT_TRUE(testing::tensor_equal(one, three));
+  const auto got = three.to_vector(), src = a.to_vector();
+  for (int64_t i = 0; i < 7; ++i)
+    for (int64_t h = 0; h < 4; ++h)
+      for (int64_t s = 0; s < 64; ++s)
+        for (int64_t d = 0; d < 33; ++d)
+          ASSERT_EQ(got[static_cast<size_t>(((i * 4 + h) * 64 + s) * 33 + d)],
+                    src[static_cast<size_t>(((i * 64 + s) * 4 + h) * 33 + d)]);
+  const auto r = rows.to_vector();
+  for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i], static_cast<float>(i % 41));
+}
+
 TEST(View, CopyAndFillWriteThroughViews) {
   Tensor a = zeros({3, 3});
   raw::fill_(raw::select(a, 1, 1), 7.0);                // a[:, 1] = 7
