@@ -16,6 +16,7 @@
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/thread_pool.h"
+#include "tensor/vector_math.h"
 #include "tensor/view.h"
 
 namespace qkv {
@@ -60,14 +61,13 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
   for_row_blocks(rows, C, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = px + r * C;
-      double s = 0;  // the row's moments in double, as the composed version's mean and var
-      for (int64_t j = 0; j < C; ++j) s += xr[j];
+      // The row's moments in double, as the composed version's mean and var.
+      const double s = detail::lane_sum<double>(C, [&](int64_t j) { return double{xr[j]}; });
       const float m = static_cast<float>(s / static_cast<double>(C));
-      double ss = 0;
-      for (int64_t j = 0; j < C; ++j) {
+      const double ss = detail::lane_sum<double>(C, [&](int64_t j) {
         const double d = static_cast<double>(xr[j] - m);
-        ss += d * d;
-      }
+        return d * d;
+      });
       const float var = static_cast<float>(ss / static_cast<double>(C));
       const float rs = 1.0f / std::sqrt(var + static_cast<float>(eps));
       pmean[r] = m;
@@ -97,17 +97,17 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
             const float* dyr = pdy + r * C;
             const float m = pmean[r], rs = prstd[r];
             // Two row means: of dnorm, and of dnorm * norm.
-            float dnorm_mean = 0, dnorm_norm_mean = 0;
+            const float dnorm_mean =
+                detail::lane_sum<float>(C, [&](int64_t j) { return dyr[j] * pw[j]; }) /
+                static_cast<float>(C);
+            const float dnorm_norm_mean =
+                detail::lane_sum<float>(
+                    C, [&](int64_t j) { return dyr[j] * pw[j] * ((xr[j] - m) * rs); }) /
+                static_cast<float>(C);
             for (int64_t j = 0; j < C; ++j) {
-              const float norm = (xr[j] - m) * rs;
-              const float dnorm = dyr[j] * pw[j];
-              dnorm_mean += dnorm;
-              dnorm_norm_mean += dnorm * norm;
               pdb_part[j] += dyr[j];
-              pdw_part[j] += dyr[j] * norm;
+              pdw_part[j] += dyr[j] * ((xr[j] - m) * rs);
             }
-            dnorm_mean /= static_cast<float>(C);
-            dnorm_norm_mean /= static_cast<float>(C);
             float* dxr = pdx + r * C;
             for (int64_t j = 0; j < C; ++j) {
               const float norm = (xr[j] - m) * rs;

@@ -238,8 +238,9 @@ QKV_ALWAYS_INLINE inline float gelu_slope(float x) {
   } else {
     constexpr float kAlpha = 0.7071067811865476f;       // 1 / sqrt(2)
     constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
-    return 0.5f * (1.0f + detail::vector_erf(x * kAlpha)) +
-           x * kInvSqrt2Pi * detail::vector_exp(-0.5f * x * x);
+    // One exponential serves both terms: e^(-u^2) with u = x / sqrt 2 is e^(-x^2 / 2).
+    const float u = x * kAlpha, e = detail::vector_exp(-(u * u));
+    return 0.5f * (1.0f + detail::erf_given_exp(u, e)) + x * kInvSqrt2Pi * e;
   }
 }
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "tensor/iterate.h"
 #include "tensor/thread_pool.h"
+#include "tensor/vector_math.h"
 #include "tensor/view.h"
 
 namespace qkv::raw {
@@ -100,13 +101,7 @@ Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) 
     auto rows = [&](int64_t o0, int64_t o1) {
       for (int64_t o = o0; o < o1; ++o) {
         const float* row = x + o * n;
-        double lane[8] = {};
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8)
-          for (int j = 0; j < 8; ++j) lane[j] += row[i + j];
-        double acc = ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
-                     ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-        for (; i < n; ++i) acc += row[i];
+        const double acc = detail::lane_sum<double>(n, [&](int64_t i) { return double{row[i]}; });
         y[o] = static_cast<float>(acc * scale);
       }
     };

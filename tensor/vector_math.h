@@ -1,5 +1,5 @@
-// vector_math.h: e^x and erf(x) written so that loops over them vectorise (internal to the
-// tensor floor's kernels: softmax and GELU).
+// vector_math.h: e^x, erf(x) and row sums written so that loops over them vectorise (internal
+// to the kernels of the tensor and autograd floors: softmax, GELU, sums, LayerNorm).
 //
 // The C library's expf and erff are calls the compiler cannot turn into vector code, and in a
 // training step they were the largest cost after the GEMM (erff alone was 13% of the tiny GPT's
@@ -63,7 +63,9 @@ QKV_ALWAYS_INLINE inline float vector_exp(float x) {
 // erf(x) by Abramowitz and Stegun 7.1.26: erf|x| = 1 - (a1 t + ... + a5 t^5) e^(-x^2) with
 // t = 1 / (1 + p |x|), absolute error below 1.5e-7. It is the formula torch's vectorised
 // erf uses (Vectorized<float>::erf), so GELU rounds as PyTorch's does on AVX2 CPUs.
-QKV_ALWAYS_INLINE inline float vector_erf(float x) {
+// erf_given_exp takes e = e^(-x^2) from the caller, for one who needs that exponential too
+// (GELU's slope: the normal density at x is e^(-(x/sqrt 2)^2) / sqrt(2 pi)).
+QKV_ALWAYS_INLINE inline float erf_given_exp(float x, float e) {
   const uint32_t sign = std::bit_cast<uint32_t>(x) & 0x80000000u;
   const float ax = std::bit_cast<float>(std::bit_cast<uint32_t>(x) ^ sign);
   const float t = 1.0f / (0.3275911f * ax + 1.0f);
@@ -71,9 +73,27 @@ QKV_ALWAYS_INLINE inline float vector_erf(float x) {
   r = r * t + 1.421413741f;
   r = r * t + -0.284496736f;
   r = r * t + 0.254829592f;
-  const float e = vector_exp(-(x * x));
   const float y = 1.0f - e * t * r;
   return std::bit_cast<float>(std::bit_cast<uint32_t>(y) ^ sign);
+}
+QKV_ALWAYS_INLINE inline float vector_erf(float x) {
+  return erf_given_exp(x, vector_exp(-(x * x)));
+}
+
+// sum of term(j) for j in [0, n), in 8 interleaved accumulators of type T, combined pairwise,
+// then the tail. One running sum is a chain of dependent additions that waits on the adder's
+// latency at every element (and the compiler may not reorder float additions to break it);
+// eight independent ones fill a vector register. The order of the additions depends on n
+// alone, so the result never depends on threads.
+template <class T, class Term>
+QKV_ALWAYS_INLINE inline T lane_sum(int64_t n, Term term) {
+  T lane[8] = {};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int64_t l = 0; l < 8; ++l) lane[l] += term(j + l);
+  T acc = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  for (; j < n; ++j) acc += term(j);
+  return acc;
 }
 
 }  // namespace qkv::detail
