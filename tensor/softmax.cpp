@@ -105,6 +105,15 @@ Tensor softmax_impl(const Tensor& a, int64_t dim_in, std::string_view op) {
   return out;
 }
 
+// One row of the softmax backward: out = s * (dout - sum(dout * s)), times mul / div (the
+// causal kernel's scale; 1 / 1 otherwise). The dot product in double, as sum() accumulates.
+void backward_row(const float* sr, const float* dr, float* orow, int64_t n, float mul = 1.0f,
+                  float div = 1.0f) {
+  const float d = static_cast<float>(
+      detail::lane_sum<double>(n, [&](int64_t i) { return static_cast<double>(dr[i] * sr[i]); }));
+  for (int64_t i = 0; i < n; ++i) orow[i] = sr[i] * (dr[i] - d) * mul / div;
+}
+
 }  // namespace
 
 Tensor softmax(const Tensor& a, int64_t dim) {
@@ -130,15 +139,8 @@ Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim_in) {
   const float* ps = s.data_ptr();
   const float* pd = dout.data_ptr();
   float* po = out.data_ptr();
-  for_each_row_parallel(rows, s.numel(), [&](int64_t r) {
-    const float* sr = ps + r * n;
-    const float* dr = pd + r * n;
-    float* orow = po + r * n;
-    double dot = 0;  // in double, as sum() accumulates
-    for (int64_t i = 0; i < n; ++i) dot += static_cast<double>(dr[i] * sr[i]);
-    const float d = static_cast<float>(dot);
-    for (int64_t i = 0; i < n; ++i) orow[i] = sr[i] * (dr[i] - d);
-  });
+  for_each_row_parallel(rows, s.numel(),
+                        [&](int64_t r) { backward_row(ps + r * n, pd + r * n, po + r * n, n); });
   return out;
 }
 
@@ -160,20 +162,33 @@ Tensor causal_softmax(const Tensor& x_in, float scale_mul, float scale_div, int6
       std::fill(yr, yr + T_k, 0.0f);
       return;
     }
-    for (int64_t j = 0; j < T_k; ++j)
-      yr[j] = j < visible ? xr[j] * scale_mul / scale_div : -INFINITY;
-    softmax_row<false>(yr, yr, T_k);  // in place; e^-inf = 0 for the hidden keys
+    // The softmax of the visible keys alone, the same numbers as a softmax over the row with
+    // -inf for the hidden keys (their e^-inf = 0), without computing those; then the zeros.
+    for (int64_t j = 0; j < visible; ++j) yr[j] = xr[j] * scale_mul / scale_div;
+    softmax_row<false>(yr, yr, visible);
+    std::fill(yr + visible, yr + T_k, 0.0f);
   });
   return out;
 }
 
-Tensor causal_softmax_backward(const Tensor& s, const Tensor& dout, float scale_mul,
+Tensor causal_softmax_backward(const Tensor& s_in, const Tensor& dout_in, float scale_mul,
                                float scale_div) {
-  const Tensor ds = softmax_backward(s, dout, -1);  // hidden keys have s = 0: ds = 0 there
-  float* p = ds.data_ptr();
-  const int64_t n = ds.numel();
-  for (int64_t i = 0; i < n; ++i) p[i] = p[i] * scale_mul / scale_div;
-  return ds;
+  check(s_in.defined() && dout_in.defined() && s_in.shape() == dout_in.shape() && s_in.dim() >= 1 &&
+            s_in.dtype() == Dtype::float32 && dout_in.dtype() == Dtype::float32,
+        "causal_softmax_backward", "float32 s and dout of one shape, got ",
+        s_in.defined() ? shape_str(s_in.shape()) : "undefined", " and ",
+        dout_in.defined() ? shape_str(dout_in.shape()) : "undefined");
+  // softmax's backward, scaled as the forward scaled its input; hidden keys have s = 0, so
+  // their gradient is 0.
+  const Tensor s = contiguous(s_in), dout = contiguous(dout_in);
+  Tensor out = Tensor::empty(s.shape());
+  const int64_t n = s.size(-1), rows = n == 0 ? 0 : s.numel() / n;
+  const float *ps = s.data_ptr(), *pd = dout.data_ptr();
+  float* po = out.data_ptr();
+  for_each_row_parallel(rows, s.numel(), [&](int64_t r) {
+    backward_row(ps + r * n, pd + r * n, po + r * n, n, scale_mul, scale_div);
+  });
+  return out;
 }
 
 }  // namespace qkv::raw
