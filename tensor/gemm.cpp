@@ -114,7 +114,11 @@ void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out) {
   for (int64_t p = 0; p < mc; p += kMR) {
     const int64_t rows = std::min(kMR, mc - p);
     // k outer, i inner: the kernel's order. A full panel needs no edge test in the loop.
-    if (rows == kMR) {
+    if (rows == kMR && A.row_stride == 1) {  // a transposed A (dW = dY^T X): rows side by side
+      const float* col = A.p + p;
+      for (int64_t k = 0; k < kc; ++k)
+        std::memcpy(out + k * kMR, col + k * A.col_stride, sizeof(float) * kMR);
+    } else if (rows == kMR) {
       for (int64_t k = 0; k < kc; ++k)
         for (int64_t i = 0; i < kMR; ++i) out[k * kMR + i] = A.at(p + i, k);
     } else {
