@@ -16,13 +16,15 @@
 namespace qkv::raw {
 namespace {
 
+// The row kernels' lane count: sums and maxima run in kLanes independent accumulators.
+constexpr int kLanes = 16;
+
 // y[i] = e^(x[i] - m) for a row, and the sum of them. Three plain loops the compiler turns
 // into vector code (subtract, exp, then a sum over kLanes independent accumulators, whose
 // order of additions depends only on n: the same result on any number of threads).
 float exp_and_sum(const float* x, float m, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
   for (int64_t i = 0; i < n; ++i) y[i] = detail::vector_exp(y[i]);
-  constexpr int kLanes = 16;
   float lane[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
@@ -34,7 +36,6 @@ float exp_and_sum(const float* x, float m, float* y, int64_t n) {
 }
 
 float row_max(const float* x, int64_t n) {
-  constexpr int kLanes = 16;
   float lane[kLanes];
   for (float& l : lane) l = -INFINITY;
   int64_t i = 0;
@@ -162,11 +163,16 @@ Tensor causal_softmax(const Tensor& x_in, float scale_mul, float scale_div, int6
       std::fill(yr, yr + T_k, 0.0f);
       return;
     }
-    // The softmax of the visible keys alone, the same numbers as a softmax over the row with
-    // -inf for the hidden keys (their e^-inf = 0), without computing those; then the zeros.
-    for (int64_t j = 0; j < visible; ++j) yr[j] = xr[j] * scale_mul / scale_div;
-    softmax_row<false>(yr, yr, visible);
-    std::fill(yr + visible, yr + T_k, 0.0f);
+    // Hidden keys get weight exactly 0. The softmax runs over the visible keys rounded up to
+    // whole chunks of kLanes (or the whole row), the hidden ones in them as -inf (e^-inf = 0):
+    // every sum then meets its numbers in the same lanes and order as a softmax over the whole
+    // row would (the chunks left out would only add zeros), so the result is bit for bit the
+    // general path's, without the exponentials of the chunks that are all hidden.
+    const int64_t len = std::min<int64_t>(T_k, (visible + kLanes - 1) / kLanes * kLanes);
+    for (int64_t j = 0; j < len; ++j)
+      yr[j] = j < visible ? xr[j] * scale_mul / scale_div : -INFINITY;
+    softmax_row<false>(yr, yr, len);
+    std::fill(yr + len, yr + T_k, 0.0f);
   });
   return out;
 }

@@ -83,7 +83,9 @@ TEST(AttentionCore, WeightRowsSumToOneAndScaleIsOneOverRootD) {
 // default scale and an explicit one.
 TEST(AttentionCore, FusedCausalPathEqualsTheGeneralPathBitForBit) {
   Generator g(21);
-  for (auto [T_q, T_k] : std::vector<std::pair<int64_t, int64_t>>{{6, 6}, {3, 7}, {7, 4}}) {
+  // Rows of 37 and 64 keys exercise the kernels' 16-wide lanes and their tails.
+  for (auto [T_q, T_k] : std::vector<std::pair<int64_t, int64_t>>{
+           {6, 6}, {3, 7}, {7, 4}, {37, 37}, {64, 64}, {20, 50}}) {
     for (bool explicit_scale : {false, true}) {
       const Tensor q0 = randn({2, T_q, 5}, &g), k0 = randn({2, T_k, 5}, &g),
                    v0 = randn({2, T_k, 3}, &g);
