@@ -22,6 +22,16 @@ Block::Block(int64_t C, int64_t H, bool is_causal, bool use_rope)
 }
 
 Tensor Block::attention(const Tensor& x, KVCache* cache) {
+  if (!cache && !rope) {
+    // A whole sequence (training, evaluation, generation without a cache): q, k and v as one
+    // Linear of 3C outputs, their weights stacked (the same products, in one GEMM that reads x
+    // once), then the heads in one fused node (tensor/fused_attention.h). The same numbers as
+    // the general path below, which the tests hold it to.
+    const Tensor w = cat({q->weight, k->weight, v->weight}, 0);  // (3C, C)
+    const Tensor b = cat({q->bias, k->bias, v->bias}, 0);        // (3C,)
+    const Tensor qkv = linear(x, w, b);                          // (B, T, 3C)
+    return o->forward(fused_self_attention(qkv, n_head, causal, &attention_weights));
+  }
   MultiHeadOptions options;
   options.causal = causal;
   options.rope = rope;

@@ -86,6 +86,12 @@ Tensor log_softmax(const Tensor& a, int64_t dim);
 // tile by tile. The attention core's flash option (attention/core.h) is the way in.
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const raw::FlashAttentionParams& params);
+// Multi-head self-attention from qkv (B, T, 3C), the queries, keys and values of each token
+// side by side, to the heads merged back as (B, T, C) (tensor/fused_attention.h): the same
+// numbers as splitting the heads and running the attention core, in one node. *weights, if
+// given, receives the (B, H, T, T) attention weights (without history).
+Tensor fused_self_attention(const Tensor& qkv, int64_t heads, bool causal,
+                            Tensor* weights = nullptr);
 // cross_entropy: mean over the targets that are not ignore_index of
 // -log_softmax(logits)[target]. logits (N, V), targets (N,) int64.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);

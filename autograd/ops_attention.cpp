@@ -1,9 +1,12 @@
-// ops_attention.cpp: flash attention as one differentiable op. The kernels, and the
-// derivation of the backward, are in tensor/flash_attention.h; this file only saves what the
-// backward needs: q, k, v, the output and one logsumexp per row, O(T * D) in all, where the
-// standard path keeps the (T_q, T_k) weights.
+// ops_attention.cpp: flash attention and fused multi-head self-attention as differentiable
+// ops. The kernels, and the derivations of the backwards, are in tensor/flash_attention.h and
+// tensor/fused_attention.h; this file only saves what each backward needs. Flash keeps q, k, v,
+// the output and one logsumexp per row, O(T * D) in all, where the standard path keeps the
+// (T_q, T_k) weights; the fused op keeps qkv and the weights, as the standard path does.
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "tensor/fused_attention.h"
+#include "tensor/view.h"
 
 namespace qkv {
 
@@ -17,6 +20,17 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                       q.get(), k.get(), v.get(), out.get(), lse, dout, params);
                   return {g.dq, g.dk, g.dv};
                 });
+}
+
+Tensor fused_self_attention(const Tensor& qkv, int64_t heads, bool causal, Tensor* weights) {
+  raw::FusedAttentionOutput f = raw::fused_attention_forward(raw::contiguous(qkv), heads, causal);
+  if (weights) *weights = f.weights;
+  return record(
+      "FusedAttentionBackward0", f.out, {qkv},
+      [in = SavedTensor(raw::contiguous(qkv)), w = f.weights, heads,
+       causal](const Tensor& dout) -> Grads {
+        return {raw::fused_attention_backward(in.get(), w, raw::contiguous(dout), heads, causal)};
+      });
 }
 
 }  // namespace qkv

@@ -106,16 +106,31 @@ Tensor softmax_impl(const Tensor& a, int64_t dim_in, std::string_view op) {
   return out;
 }
 
-// One row of the softmax backward: out = s * (dout - sum(dout * s)), times mul / div (the
-// causal kernel's scale; 1 / 1 otherwise). The dot product in double, as sum() accumulates.
-void backward_row(const float* sr, const float* dr, float* orow, int64_t n, float mul = 1.0f,
-                  float div = 1.0f) {
-  const float d = static_cast<float>(
-      detail::lane_sum<double>(n, [&](int64_t i) { return static_cast<double>(dr[i] * sr[i]); }));
-  for (int64_t i = 0; i < n; ++i) orow[i] = sr[i] * (dr[i] - d) * mul / div;
+}  // namespace
+
+void causal_softmax_row(const float* x, float* y, int64_t n, int64_t visible, float scale_mul,
+                        float scale_div) {
+  if (visible == 0) {  // nothing to attend to: zeros, as the attention core defines
+    std::fill(y, y + n, 0.0f);
+    return;
+  }
+  // Hidden keys get weight exactly 0. The softmax runs over the visible keys rounded up to
+  // whole chunks of kLanes (or the whole row), the hidden ones in them as -inf (e^-inf = 0):
+  // every sum then meets its numbers in the same lanes and order as a softmax over the whole
+  // row would (the chunks left out would only add zeros), so the result is bit for bit the
+  // general path's, without the exponentials of the chunks that are all hidden.
+  const int64_t len = std::min<int64_t>(n, (visible + kLanes - 1) / kLanes * kLanes);
+  for (int64_t j = 0; j < len; ++j) y[j] = j < visible ? x[j] * scale_mul / scale_div : -INFINITY;
+  softmax_row<false>(y, y, len);
+  std::fill(y + len, y + n, 0.0f);
 }
 
-}  // namespace
+void softmax_backward_row(const float* s, const float* dout, float* out, int64_t n, float scale_mul,
+                          float scale_div) {
+  const float d = static_cast<float>(
+      detail::lane_sum<double>(n, [&](int64_t i) { return static_cast<double>(dout[i] * s[i]); }));
+  for (int64_t i = 0; i < n; ++i) out[i] = s[i] * (dout[i] - d) * scale_mul / scale_div;
+}
 
 Tensor softmax(const Tensor& a, int64_t dim) {
   return softmax_impl<false>(a, dim, "softmax");
@@ -140,8 +155,9 @@ Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim_in) {
   const float* ps = s.data_ptr();
   const float* pd = dout.data_ptr();
   float* po = out.data_ptr();
-  for_each_row_parallel(rows, s.numel(),
-                        [&](int64_t r) { backward_row(ps + r * n, pd + r * n, po + r * n, n); });
+  for_each_row_parallel(rows, s.numel(), [&](int64_t r) {
+    softmax_backward_row(ps + r * n, pd + r * n, po + r * n, n);
+  });
   return out;
 }
 
@@ -156,23 +172,8 @@ Tensor causal_softmax(const Tensor& x_in, float scale_mul, float scale_div, int6
   const float* px = x.data_ptr();
   float* po = out.data_ptr();
   for_each_row_parallel(rows, x.numel(), [&](int64_t r) {
-    const float* xr = px + r * T_k;
-    float* yr = po + r * T_k;
     const int64_t visible = std::clamp<int64_t>(r % T_q + offset + 1, 0, T_k);  // keys 0..i+offset
-    if (visible == 0) {  // nothing to attend to: zeros, as the attention core defines
-      std::fill(yr, yr + T_k, 0.0f);
-      return;
-    }
-    // Hidden keys get weight exactly 0. The softmax runs over the visible keys rounded up to
-    // whole chunks of kLanes (or the whole row), the hidden ones in them as -inf (e^-inf = 0):
-    // every sum then meets its numbers in the same lanes and order as a softmax over the whole
-    // row would (the chunks left out would only add zeros), so the result is bit for bit the
-    // general path's, without the exponentials of the chunks that are all hidden.
-    const int64_t len = std::min<int64_t>(T_k, (visible + kLanes - 1) / kLanes * kLanes);
-    for (int64_t j = 0; j < len; ++j)
-      yr[j] = j < visible ? xr[j] * scale_mul / scale_div : -INFINITY;
-    softmax_row<false>(yr, yr, len);
-    std::fill(yr + len, yr + T_k, 0.0f);
+    causal_softmax_row(px + r * T_k, po + r * T_k, T_k, visible, scale_mul, scale_div);
   });
   return out;
 }
@@ -192,7 +193,7 @@ Tensor causal_softmax_backward(const Tensor& s_in, const Tensor& dout_in, float 
   const float *ps = s.data_ptr(), *pd = dout.data_ptr();
   float* po = out.data_ptr();
   for_each_row_parallel(rows, s.numel(), [&](int64_t r) {
-    backward_row(ps + r * n, pd + r * n, po + r * n, n, scale_mul, scale_div);
+    softmax_backward_row(ps + r * n, pd + r * n, po + r * n, n, scale_mul, scale_div);
   });
   return out;
 }

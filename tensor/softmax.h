@@ -25,4 +25,13 @@ Tensor causal_softmax_backward(const Tensor& s, const Tensor& dout, float scale_
 // softmax's backward: s * (dout - sum(dout * s)) along dim, given the softmax output s.
 Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim);
 
+// The row kernels behind causal_softmax and the backwards, for kernels that walk their own rows
+// (tensor/fused_attention.cpp). One row of n keys of which the first `visible` are seen:
+//   y = softmax(x * scale_mul / scale_div) over keys [0, visible), 0 after (all 0 if none).
+void causal_softmax_row(const float* x, float* y, int64_t n, int64_t visible, float scale_mul,
+                        float scale_div);
+//   out = s * (dout - sum(dout * s)) * scale_mul / scale_div (out may be dout).
+void softmax_backward_row(const float* s, const float* dout, float* out, int64_t n,
+                          float scale_mul = 1.0f, float scale_div = 1.0f);
+
 }  // namespace qkv::raw

@@ -114,6 +114,61 @@ TEST(AttentionCore, FusedCausalPathEqualsTheGeneralPathBitForBit) {
   }
 }
 
+// The fused multi-head self-attention (one node from qkv (B, T, 3C) to the merged heads) runs
+// the same GEMMs and softmax rows as splitting the heads and calling the core, so output,
+// weights and the gradient of qkv agree bit for bit, causal or not, and on any thread count.
+TEST(AttentionCore, FusedSelfAttentionEqualsSplitHeadsAndTheCoreBitForBit) {
+  Generator g(22);
+  struct Case {
+    int64_t B, T, H, D;
+  };
+  for (const Case c : {Case{2, 37, 3, 5}, Case{2, 64, 4, 8}}) {
+    for (bool causal : {true, false}) {
+      const int64_t C = c.H * c.D;
+      const Tensor qkv0 = randn({c.B, c.T, 3 * C}, &g), up = randn({c.B, c.T, C}, &g);
+      // Fused, on 1 and on 3 threads.
+      std::vector<std::vector<Tensor>> fused;
+      const int saved = num_threads();
+      for (int threads : {1, 3}) {
+        set_num_threads(threads);
+        const Tensor qkv = requires_grad_(raw::clone(qkv0));
+        Tensor weights;
+        const Tensor out = fused_self_attention(qkv, c.H, causal, &weights);
+        backward(out, up);
+        fused.push_back({out, weights, grad(qkv)});
+      }
+      set_num_threads(saved);
+      // Composed: q, k, v as (B, H, T, D) views of qkv, the core, the heads merged back.
+      const Tensor qkv = requires_grad_(raw::clone(qkv0));
+      auto head_view = [&](int64_t part) {
+        return transpose(view(narrow(qkv, -1, part * C, C), {c.B, c.T, c.H, c.D}), 1, 2);
+      };
+      AttentionOptions o;
+      o.causal = causal;
+      const AttentionOutput a =
+          scaled_dot_product_attention(head_view(0), head_view(1), head_view(2), o);
+      const Tensor out = reshape(transpose(a.output, 1, 2), {c.B, c.T, C});
+      backward(out, up);
+      const std::vector<Tensor> composed{out, a.weights, grad(qkv)};
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(testing::tensor_equal(fused[0][i], composed[i]))
+            << "T " << c.T << " causal " << causal << " item " << i;
+        EXPECT_TRUE(testing::tensor_equal(fused[0][i], fused[1][i])) << "threads, item " << i;
+      }
+    }
+  }
+  EXPECT_TRUE(testing::throws_error(
+      [] {
+        fused_self_attention(zeros({2, 3, 10}), 2, true);
+      },
+      {"fused_attention", "(B, T, 3C)", "(2, 3, 10)"}));
+  EXPECT_TRUE(testing::throws_error(
+      [] {
+        fused_self_attention(zeros({2, 3, 12}), 3, true);
+      },
+      {"fused_attention", "C = 4", "heads = 3"}));
+}
+
 TEST(AttentionMasks, CausalPaddingAndSlidingWindowShapes) {
   EXPECT_EQ(causal_mask(3).to_vector<bool>(),
             (std::vector<bool>{true, false, false, true, true, false, true, true, true}));

@@ -197,6 +197,12 @@ const std::vector<Case> kCases = {
     {"matmul_transposed_view",
      {{3, 4}, {5, 4}},
      [](auto& x) { return matmul(x[0], transpose(x[1], 0, 1)); }},
+    {"fused_self_attention_causal",
+     {{2, 5, 12}},
+     [](auto& x) { return fused_self_attention(x[0], 2, true); }},
+    {"fused_self_attention_full",
+     {{1, 4, 6}},
+     [](auto& x) { return fused_self_attention(x[0], 1, false); }},
     {"causal_attention",
      {{5, 4}, {4, 2}, {4, 2}, {4, 3}},
      [](auto& x) {
