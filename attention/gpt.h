@@ -10,6 +10,9 @@
 //           x = x + proj(gelu(fc(ln2(x))))                   MLP of width 4C, exact GELU
 //   attention: q, k, v = Linear(C, C) each, split into H heads of D, causal softmax over
 //           q k^T / sqrt(D) (the causal mask can be switched off: the lesson of lesson 15).
+//           For a whole sequence the three run as one Linear of their stacked weights into
+//           the fused self-attention (tensor/fused_attention.h), the same numbers in fewer
+//           passes; with a KV cache or RoPE, through multi_head_attention.
 // Parameter names: tok.weight, pos.weight, blocks.0.ln1.weight, blocks.0.q.weight, ...,
 // ln_f.weight, head.weight: torch's state_dict keys for the reference model.
 #pragma once

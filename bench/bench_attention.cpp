@@ -3,7 +3,9 @@
 // the core's standard and flash paths at T in {256, 1024, 4096} (one sequence, 4 causal heads
 // of 32), with the peak bytes each holds; GPT generation with and without the KV cache; and
 // the frontier variants (BM_Frontier_*: MLA, QK-norm, soft-capping, sinks, gated output,
-// differential, document masks, linear attention) at B = 8, T = 256.
+// differential, document masks, linear attention) at B = 8, T = 256; and one training step of
+// the tiny GPT (BM_GPTTrainStep: the larger config, C 128, 4 heads, 4 layers, B 32,
+// T 64), with its forward, backward and AdamW times as counters.
 // Results are in bench/README.md.
 //
 //   ./build/release/bench/bench_attention --benchmark_repetitions=3
@@ -11,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -174,6 +177,48 @@ void run_generate(benchmark::State& state, bool use_cache) {
       static_cast<double>(c.block - 1), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// One training step of lesson 15's model at the larger config: forward + cross-entropy,
+// backward, AdamW. Random tokens: the arithmetic does not depend on what they are.
+void run_train_step(benchmark::State& state) {
+  manual_seed(0);
+  GPTConfig c;
+  c.vocab_size = 27;
+  c.n_embd = 128;
+  c.n_head = 4;
+  c.n_layer = 4;
+  c.block = 64;
+  const int64_t B = 32, T = c.block;
+  GPT m(c);
+  nn::AdamW opt(m.parameters(), 1e-3);
+  Generator g(1);
+  auto tokens = [&] {
+    return raw::to(raw::mul(rand({B, T}, &g), static_cast<float>(c.vocab_size) - 0.01f),
+                   Dtype::int64);
+  };
+  const Tensor x = tokens(), y = raw::view(tokens(), {B * T});
+  using clock = std::chrono::steady_clock;
+  double fwd = 0, bwd = 0, step = 0;
+  for (auto _ : state) {
+    const auto t0 = clock::now();
+    const Tensor loss = cross_entropy(view(m.forward(x), {B * T, c.vocab_size}), y);
+    const auto t1 = clock::now();
+    opt.zero_grad();
+    backward(loss);
+    const auto t2 = clock::now();
+    opt.step();
+    const auto t3 = clock::now();
+    fwd += std::chrono::duration<double, std::milli>(t1 - t0).count();
+    bwd += std::chrono::duration<double, std::milli>(t2 - t1).count();
+    step += std::chrono::duration<double, std::milli>(t3 - t2).count();
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["fwd_ms"] = fwd / n;
+  state.counters["bwd_ms"] = bwd / n;
+  state.counters["adamw_ms"] = step / n;
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(static_cast<double>(B * T), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void register_all() {
   for (bool flash : {false, true})
     for (bool bwd : {false, true}) {
@@ -198,6 +243,9 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
+  benchmark::RegisterBenchmark("BM_GPTTrainStep", run_train_step)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   for (bool cache : {false, true})
     benchmark::RegisterBenchmark(cache ? "BM_GPTGenerate/kv_cache" : "BM_GPTGenerate/recompute",
                                  [cache](benchmark::State& st) { run_generate(st, cache); })
