@@ -181,12 +181,7 @@ void run_generate(benchmark::State& state, bool use_cache) {
 // backward, AdamW. Random tokens: the arithmetic does not depend on what they are.
 void run_train_step(benchmark::State& state) {
   manual_seed(0);
-  GPTConfig c;
-  c.vocab_size = 27;
-  c.n_embd = 128;
-  c.n_head = 4;
-  c.n_layer = 4;
-  c.block = 64;
+  const GPTConfig c{.vocab_size = 27, .n_embd = 128, .n_head = 4, .n_layer = 4, .block = 64};
   const int64_t B = 32, T = c.block;
   GPT m(c);
   nn::AdamW opt(m.parameters(), 1e-3);
