@@ -23,12 +23,12 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 Tensor fused_self_attention(const Tensor& qkv, int64_t heads, bool causal, Tensor* weights) {
-  raw::FusedAttentionOutput f = raw::fused_attention_forward(raw::contiguous(qkv), heads, causal);
+  const Tensor x = raw::contiguous(qkv);  // one copy at most, for the forward and the backward
+  raw::FusedAttentionOutput f = raw::fused_attention_forward(x, heads, causal);
   if (weights) *weights = f.weights;
   return record(
       "FusedAttentionBackward0", f.out, {qkv},
-      [in = SavedTensor(raw::contiguous(qkv)), w = f.weights, heads,
-       causal](const Tensor& dout) -> Grads {
+      [in = SavedTensor(x), w = f.weights, heads, causal](const Tensor& dout) -> Grads {
         return {raw::fused_attention_backward(in.get(), w, raw::contiguous(dout), heads, causal)};
       });
 }
