@@ -30,11 +30,7 @@ constexpr int64_t kRowBlock = 16;
 template <class Body>
 void for_row_blocks(int64_t rows, int64_t C, Body body) {
   const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
-  const int64_t parts =
-      rows * C >= kParallelElements ? std::min<int64_t>(num_threads(), blocks) : 1;
-  if (parts <= 1) return body(int64_t{0}, rows);
-  parallel_for(parts, [&](int64_t p) {
-    const int64_t b0 = blocks * p / parts, b1 = blocks * (p + 1) / parts;
+  parallel_ranges(blocks, rows * C >= kParallelElements, [&](int64_t b0, int64_t b1) {
     body(b0 * kRowBlock, std::min(rows, b1 * kRowBlock));
   });
 }

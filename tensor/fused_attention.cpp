@@ -32,15 +32,10 @@ Dims check_qkv(const Tensor& qkv, int64_t heads, const char* op) {
 template <class Body>
 void for_pairs(const Dims& d, Body body) {
   const int64_t pairs = d.B * d.H;
-  const int64_t work = pairs * d.T * d.T * d.D;
-  const int64_t parts = work >= (int64_t{1} << 18) ? std::min<int64_t>(num_threads(), pairs) : 1;
-  if (parts <= 1) {
-    for (int64_t n = 0; n < pairs; ++n) body(n);
-    return;
-  }
-  parallel_for(parts, [&](int64_t p) {
-    for (int64_t n = pairs * p / parts; n < pairs * (p + 1) / parts; ++n) body(n);
-  });
+  parallel_ranges(pairs, pairs * d.T * d.T * d.D >= (int64_t{1} << 18),
+                  [&](int64_t n0, int64_t n1) {
+                    for (int64_t n = n0; n < n1; ++n) body(n);
+                  });
 }
 
 // The default scale, written as the composed path writes it: scores / sqrt(D).
@@ -73,7 +68,7 @@ FusedAttentionOutput fused_attention_forward(const Tensor& qkv, int64_t heads, b
 }
 
 Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const Tensor& dout,
-                                int64_t heads, bool /*causal: P is 0 on hidden keys already*/) {
+                                int64_t heads) {
   const Dims d = check_qkv(qkv, heads, "fused_attention_backward");
   const int64_t T = d.T, C = d.C, C3 = 3 * d.C, D = d.D;
   check(weights.defined() && weights.shape() == Shape{d.B, d.H, T, T} && weights.is_contiguous() &&

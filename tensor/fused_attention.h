@@ -26,8 +26,9 @@ struct FusedAttentionOutput {
 };
 
 FusedAttentionOutput fused_attention_forward(const Tensor& qkv, int64_t heads, bool causal);
-// dqkv (B, T, 3C) from qkv, the forward's weights and dout (B, T, C).
+// dqkv (B, T, 3C) from qkv, the forward's weights and dout (B, T, C). Causal or not makes no
+// difference here: the weights are already 0 on the hidden keys.
 Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const Tensor& dout,
-                                int64_t heads, bool causal);
+                                int64_t heads);
 
 }  // namespace qkv::raw

@@ -105,12 +105,7 @@ Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) 
         y[o] = static_cast<float>(acc * scale);
       }
     };
-    const int64_t parts = large ? std::min<int64_t>(num_threads(), outer) : 1;
-    if (parts <= 1) {
-      rows(0, outer);
-    } else {
-      parallel_for(parts, [&](int64_t p) { rows(outer * p / parts, outer * (p + 1) / parts); });
-    }
+    parallel_ranges(outer, large, rows);
   } else {
     auto columns = [&](int64_t j0, int64_t j1) {
       std::vector<double> acc(static_cast<size_t>(j1 - j0));
@@ -124,16 +119,12 @@ Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) 
           y[o * inner + j0 + j] = static_cast<float>(acc[static_cast<size_t>(j)] * scale);
       }
     };
-    // At least 16 columns (a cache line) per part, so threads do not write the same lines.
-    const int64_t parts = large ? std::min<int64_t>(num_threads(), inner / 16) : 1;
-    if (parts <= 1) {
-      columns(0, inner);
-    } else {
-      parallel_for(parts, [&](int64_t p) {
-        columns(inner * p / parts / 16 * 16,
-                p + 1 == parts ? inner : inner * (p + 1) / parts / 16 * 16);
-      });
-    }
+    // Units of 16 columns (a cache line), so threads do not write the same lines; the last
+    // unit takes the columns left over.
+    const int64_t units = std::max<int64_t>(inner / 16, 1);
+    parallel_ranges(units, large, [&](int64_t u0, int64_t u1) {
+      columns(u0 * 16, u1 == units ? inner : u1 * 16);
+    });
   }
   return keepdim ? out : squeeze(out, dim);
 }

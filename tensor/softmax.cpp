@@ -52,9 +52,8 @@ float row_max(const float* x, int64_t n) {
 // never changes a result.
 template <class Body>
 void for_each_row_parallel(int64_t rows, int64_t numel, Body body) {
-  const int64_t parts = numel >= (1 << 15) ? std::min<int64_t>(rows, num_threads()) : 1;
-  parallel_for(std::max<int64_t>(parts, 1), [&](int64_t part) {
-    for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) body(r);
+  parallel_ranges(rows, numel >= kParallelElements, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) body(r);
   });
 }
 

@@ -9,6 +9,7 @@
 // threads; set_num_threads changes it (between parallel regions, from the main thread).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -26,14 +27,22 @@ void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn);
 // Below this many elements of cheap per-element work, waking the pool costs more than it saves.
 constexpr int64_t kParallelElements = int64_t{1} << 15;
 
-// Runs body(begin, end) over [0, n): on the calling thread for small n, else in one contiguous
-// chunk per thread. For work where no element depends on another, so the result is the same on
-// any number of threads.
+// Runs body(begin, end) over [0, units) in one contiguous range per thread (at most one per
+// unit), or as one range on the calling thread when the work is not worth waking the pool
+// for. Which range a unit lands in depends on the thread count, so body must give each unit
+// the same result whichever range holds it: units are rows, columns, blocks or pairs whose
+// outputs are their own.
+template <class Body>
+void parallel_ranges(int64_t units, bool worth_it, Body body) {
+  const int64_t parts = worth_it ? std::min<int64_t>(num_threads(), units) : 1;
+  if (parts <= 1) return body(int64_t{0}, units);
+  parallel_for(parts, [&](int64_t p) { body(units * p / parts, units * (p + 1) / parts); });
+}
+
+// Elementwise work over [0, n), split once there are kParallelElements elements.
 template <class Body>
 void parallel_chunks(int64_t n, Body body) {
-  const int64_t parts = n >= kParallelElements ? num_threads() : 1;
-  if (parts <= 1) return body(int64_t{0}, n);
-  parallel_for(parts, [&](int64_t p) { body(n * p / parts, n * (p + 1) / parts); });
+  parallel_ranges(n, n >= kParallelElements, body);
 }
 
 }  // namespace qkv

@@ -91,11 +91,7 @@ void copy_words(const Tensor& dst, const Shape& src_strides, const Tensor& src) 
               for (int64_t i = 0; i < n; ++i) d[o[0] + i * st[0]] = s[o[1] + i * st[1]];
             });
   };
-  const int64_t rows = dst.dim() == 0 ? 1 : dst.size(0);
-  const int64_t parts =
-      dst.numel() >= kParallelElements ? std::min<int64_t>(num_threads(), rows) : 1;
-  if (parts <= 1) return copy_slab(0, rows);
-  parallel_for(parts, [&](int64_t p) { copy_slab(rows * p / parts, rows * (p + 1) / parts); });
+  parallel_ranges(dst.dim() == 0 ? 1 : dst.size(0), dst.numel() >= kParallelElements, copy_slab);
 }
 
 template <class T>
