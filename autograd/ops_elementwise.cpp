@@ -5,6 +5,7 @@
 // derivative, at the output's shape.
 #include <cmath>
 
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/view.h"
@@ -169,10 +170,16 @@ Tensor relu(const Tensor& a) {
 }
 
 // gelu: out = a * Phi(a)      da = dout * (Phi(a) + a * phi(a))   (or the tanh form's slope)
+// When a gradient will be wanted, the forward computes the slope alongside the output (same
+// exp and erf) and keeps it instead of a: the backward is then one multiply, the same product
+// raw::gelu_backward would compute, without a second pass of exponentials.
 Tensor gelu(const Tensor& a, GeluApproximation approximate) {
-  return record("GeluBackward0", raw::gelu(a, approximate), {a},
-                [a = SavedTensor(a), approximate](const Tensor& dout) -> Grads {
-                  return {raw::gelu_backward(a.get(), dout, approximate)};  // one fused pass
+  const bool keep_slope = is_grad_enabled() && requires_grad(a);
+  raw::GeluWithSlope r = keep_slope ? raw::gelu_with_slope(a, approximate)
+                                    : raw::GeluWithSlope{raw::gelu(a, approximate), Tensor()};
+  return record("GeluBackward0", r.out, {a},
+                [slope = std::move(r.slope)](const Tensor& dout) -> Grads {
+                  return {raw::mul(dout, slope)};
                 });
 }
 

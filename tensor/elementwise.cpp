@@ -211,39 +211,81 @@ Tensor sigmoid(const Tensor& a) {
 Tensor relu(const Tensor& a) {
   return map_unary(a, "relu", [](float x) { return x < 0.0f ? 0.0f : x; });
 }
-Tensor gelu(const Tensor& a, GeluApproximation approximate) {
-  if (approximate == GeluApproximation::tanh) {
-    constexpr float kBeta = 0.7978845608028654f;  // sqrt(2 / pi)
-    return map_unary(a, "gelu", [](float x) {
-      return 0.5f * x * (1.0f + std::tanh(kBeta * (x + 0.044715f * x * x * x)));
-    });
-  }
-  constexpr float kAlpha = 0.7071067811865476f;  // 1 / sqrt(2)
-  return map_unary(a, "gelu", [](float x) QKV_INLINE_LAMBDA {
-    return 0.5f * x * (1.0f + detail::vector_erf(x * kAlpha));
-  });
-}
 Tensor sign(const Tensor& a) {
   return map_unary(a, "sign", [](float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); });
 }
 namespace {
-// The slope of GELU at x, both forms, for gelu_derivative and gelu_backward.
-//   exact: Phi(x) + x phi(x)        tanh form: the derivative of 0.5 x (1 + tanh(u(x)))
+// GELU and its slope at x, both forms: the one place their formulas live (gelu,
+// gelu_derivative, gelu_backward and gelu_with_slope all call these).
+//   exact: x Phi(x),  slope Phi(x) + x phi(x)
+//   tanh form: 0.5 x (1 + tanh(u(x))),  slope its derivative
+constexpr float kAlpha = 0.7071067811865476f;       // 1 / sqrt(2)
+constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
+constexpr float kBeta = 0.7978845608028654f;        // sqrt(2 / pi)
+constexpr float kKappa = 0.044715f;
+
+// The pieces both need, computed once. Exact form: Phi(x) = 0.5 (1 + erf(u)) with u = x / sqrt 2,
+// and e = e^(-u^2) = e^(-x^2 / 2), which the erf uses and the density phi(x) = e / sqrt(2 pi)
+// reuses. Tanh form: t = tanh(u(x)).
+struct GeluParts {
+  float erf_or_tanh, e;
+};
 template <GeluApproximation kApprox>
-QKV_ALWAYS_INLINE inline float gelu_slope(float x) {
+QKV_ALWAYS_INLINE inline GeluParts gelu_parts(float x) {
   if constexpr (kApprox == GeluApproximation::tanh) {
-    constexpr float kBeta = 0.7978845608028654f, kKappa = 0.044715f;
-    const float t = std::tanh(kBeta * (x + kKappa * x * x * x));
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kBeta * (1.0f + 3.0f * kKappa * x * x);
+    return {std::tanh(kBeta * (x + kKappa * x * x * x)), 0.0f};
   } else {
-    constexpr float kAlpha = 0.7071067811865476f;       // 1 / sqrt(2)
-    constexpr float kInvSqrt2Pi = 0.3989422804014327f;  // 1 / sqrt(2 pi)
-    // One exponential serves both terms: e^(-u^2) with u = x / sqrt 2 is e^(-x^2 / 2).
     const float u = x * kAlpha, e = detail::vector_exp(-(u * u));
-    return 0.5f * (1.0f + detail::erf_given_exp(u, e)) + x * kInvSqrt2Pi * e;
+    return {detail::erf_given_exp(u, e), e};
   }
 }
+QKV_ALWAYS_INLINE inline float gelu_value(float x, GeluParts p) {  // the same in both forms
+  return 0.5f * x * (1.0f + p.erf_or_tanh);
+}
+template <GeluApproximation kApprox>
+QKV_ALWAYS_INLINE inline float gelu_slope(float x, GeluParts p) {
+  if constexpr (kApprox == GeluApproximation::tanh) {
+    const float t = p.erf_or_tanh;
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * kBeta * (1.0f + 3.0f * kKappa * x * x);
+  } else {
+    return 0.5f * (1.0f + p.erf_or_tanh) + x * kInvSqrt2Pi * p.e;
+  }
+}
+template <GeluApproximation kApprox>
+QKV_ALWAYS_INLINE inline float gelu_slope(float x) {
+  return gelu_slope<kApprox>(x, gelu_parts<kApprox>(x));
+}
+
+template <GeluApproximation kApprox>
+GeluWithSlope gelu_with_slope_impl(const Tensor& a_in) {
+  const Tensor a = contiguous(as_float(a_in, "gelu", false));
+  GeluWithSlope r{Tensor::empty(a.shape()), Tensor::empty(a.shape())};
+  const float* x = a.data_ptr();
+  float *y = r.out.data_ptr(), *s = r.slope.data_ptr();
+  parallel_chunks(a.numel(), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const GeluParts p = gelu_parts<kApprox>(x[i]);
+      y[i] = gelu_value(x[i], p);
+      s[i] = gelu_slope<kApprox>(x[i], p);
+    }
+  });
+  return r;
+}
 }  // namespace
+
+Tensor gelu(const Tensor& a, GeluApproximation approximate) {
+  if (approximate == GeluApproximation::tanh)
+    return map_unary(a, "gelu", [](float x) QKV_INLINE_LAMBDA {
+      return gelu_value(x, gelu_parts<GeluApproximation::tanh>(x));
+    });
+  return map_unary(a, "gelu", [](float x) QKV_INLINE_LAMBDA {
+    return gelu_value(x, gelu_parts<GeluApproximation::none>(x));
+  });
+}
+GeluWithSlope gelu_with_slope(const Tensor& a, GeluApproximation approximate) {
+  return approximate == GeluApproximation::tanh ? gelu_with_slope_impl<GeluApproximation::tanh>(a)
+                                                : gelu_with_slope_impl<GeluApproximation::none>(a);
+}
 
 Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate) {
   if (approximate == GeluApproximation::tanh)

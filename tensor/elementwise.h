@@ -53,6 +53,14 @@ Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate = GeluAppr
 // dout * gelu'(a) in one pass: GELU's backward (a and dout of one shape).
 Tensor gelu_backward(const Tensor& a, const Tensor& dout,
                      GeluApproximation approximate = GeluApproximation::none);
+// gelu(a) and gelu'(a) in one pass, bit for bit gelu and gelu_derivative: both need the same
+// exponential and erf, so the slope costs a few multiply-adds more. Autograd's gelu keeps the
+// slope for its backward, which is then one multiply instead of a second exp and erf.
+struct GeluWithSlope {
+  Tensor out, slope;
+};
+GeluWithSlope gelu_with_slope(const Tensor& a,
+                              GeluApproximation approximate = GeluApproximation::none);
 
 // Comparisons give bool masks.
 Tensor eq(const Tensor& a, const Tensor& b);

@@ -51,6 +51,29 @@ TEST(Fused, GeluBackwardIsDoutTimesTheSlope) {
   EXPECT_THROW(raw::gelu_backward(x, randn({5, 6}, &g)), Error);
 }
 
+// gelu_with_slope is gelu and gelu_derivative in one pass, bit for bit (contiguous or not, one
+// thread's chunk or several), and autograd's gelu, which keeps that slope, gives the same
+// gradient as raw::gelu_backward computing the slope again from x.
+TEST(Fused, GeluWithSlopeIsGeluAndItsDerivativeBitForBit) {
+  Generator g(5);
+  const Tensor big = raw::mul(randn({300, 257}, &g), 4.0f);  // parallel chunks; tails of 0 to 15
+  const Tensor strided = raw::transpose(randn({9, 13}, &g), 0, 1);
+  for (GeluApproximation a : {GeluApproximation::none, GeluApproximation::tanh})
+    for (const Tensor& x : {big, strided}) {
+      const raw::GeluWithSlope r = raw::gelu_with_slope(x, a);
+      EXPECT_TRUE(testing::tensor_equal(r.out, raw::gelu(x, a)));
+      EXPECT_TRUE(testing::tensor_equal(r.slope, raw::gelu_derivative(x, a)));
+      const Tensor leaf = requires_grad_(raw::clone(x));
+      const Tensor dout = randn(x.shape(), &g);
+      backward(gelu(leaf, a), dout);
+      EXPECT_TRUE(testing::tensor_equal(grad(leaf), raw::gelu_backward(x, dout, a)));
+    }
+  // Without a gradient to come, nothing but the output is computed, and it is the same.
+  const Tensor leaf = requires_grad_(raw::clone(big));
+  NoGradGuard no_grad;
+  EXPECT_TRUE(testing::tensor_equal(gelu(leaf), raw::gelu(big)));
+}
+
 TEST(Fused, LogSoftmaxEqualsLogOfSoftmax) {
   Generator g(2);
   expect_same([](const Tensor& x) { return log_softmax(x, 0); },
