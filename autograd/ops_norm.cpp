@@ -58,10 +58,10 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = px + r * C;
       // The row's moments in double, as the composed version's mean and var.
-      const double s = detail::lane_sum<double>(C, [&](int64_t j) { return double{xr[j]}; });
+      const double s = detail::lane_sum<double>(C, [&](auto at) { return detail::widen(at(xr)); });
       const float m = static_cast<float>(s / static_cast<double>(C));
-      const double ss = detail::lane_sum<double>(C, [&](int64_t j) {
-        const double d = static_cast<double>(xr[j] - m);
+      const double ss = detail::lane_sum<double>(C, [&](auto at) {
+        const auto d = detail::widen(at(xr) - m);
         return d * d;
       });
       const float var = static_cast<float>(ss / static_cast<double>(C));
@@ -94,11 +94,11 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
             const float m = pmean[r], rs = prstd[r];
             // Two row means: of dnorm, and of dnorm * norm.
             const float dnorm_mean =
-                detail::lane_sum<float>(C, [&](int64_t j) { return dyr[j] * pw[j]; }) /
+                detail::lane_sum<float>(C, [&](auto at) { return at(dyr) * at(pw); }) /
                 static_cast<float>(C);
             const float dnorm_norm_mean =
                 detail::lane_sum<float>(
-                    C, [&](int64_t j) { return dyr[j] * pw[j] * ((xr[j] - m) * rs); }) /
+                    C, [&](auto at) { return at(dyr) * at(pw) * ((at(xr) - m) * rs); }) /
                 static_cast<float>(C);
             for (int64_t j = 0; j < C; ++j) {
               pdb_part[j] += dyr[j];

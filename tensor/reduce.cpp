@@ -101,7 +101,8 @@ Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) 
     auto rows = [&](int64_t o0, int64_t o1) {
       for (int64_t o = o0; o < o1; ++o) {
         const float* row = x + o * n;
-        const double acc = detail::lane_sum<double>(n, [&](int64_t i) { return double{row[i]}; });
+        const double acc =
+            detail::lane_sum<double>(n, [&](auto at) { return detail::widen(at(row)); });
         y[o] = static_cast<float>(acc * scale);
       }
     };

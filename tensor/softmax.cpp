@@ -127,7 +127,7 @@ void causal_softmax_row(const float* x, float* y, int64_t n, int64_t visible, fl
 void softmax_backward_row(const float* s, const float* dout, float* out, int64_t n, float scale_mul,
                           float scale_div) {
   const float d = static_cast<float>(
-      detail::lane_sum<double>(n, [&](int64_t i) { return static_cast<double>(dout[i] * s[i]); }));
+      detail::lane_sum<double>(n, [&](auto at) { return detail::widen(at(dout) * at(s)); }));
   for (int64_t i = 0; i < n; ++i) out[i] = s[i] * (dout[i] - d) * scale_mul / scale_div;
 }
 
