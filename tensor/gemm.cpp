@@ -385,11 +385,18 @@ struct Tile {
 // so that every thread sees whole tiles, until there is a part per thread. Which element lands
 // in which part never changes its arithmetic (same KC blocks, same kernel), so the result is
 // bit-identical on 1, 2 or N threads.
-std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads) {
+//
+// Which way to cut: every part packs the B columns of its range, and the A rows of its range
+// unless A is read in place. Cut rows and every part packs all of B; cut columns and every
+// part packs all of A. When A is packed (a transposed A: the weight gradient dY^T X, whose
+// K is the number of tokens), cut the longer side, so each part packs the least: for the MLP's
+// output projection, (128 x 2048) @ (2048 x 512), cutting rows had each of 2 threads pack all
+// 4 MB of B. When A is read in place, cut rows unless there are far more column tiles.
+std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool a_packed) {
   std::vector<Tile> tiles;
   // Enough batches to go round: whole products per thread. Else cut each product into parts.
   int64_t parts_each = batches < threads ? (threads + batches - 1) / batches : 1;
-  const bool by_rows = M / kMR >= N / kNR;
+  const bool by_rows = a_packed ? M >= N : M / kMR >= N / kNR;
   const int64_t unit = by_rows ? kMR : kNR, extent = by_rows ? M : N;
   const int64_t units = (extent + unit - 1) / unit;
   parts_each = std::max<int64_t>(1, std::min(parts_each, units));
@@ -455,7 +462,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
                    accumulate, threads);
     return;
   }
-  const std::vector<Tile> tiles = split(batches, M, N, threads);
+  const std::vector<Tile> tiles = split(batches, M, N, threads, a_cs != 1);
   auto run = [&](const Tile& t) {
     fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
                {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,

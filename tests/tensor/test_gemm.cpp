@@ -93,6 +93,19 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
     EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, M=" << d.M;
     EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, M=" << d.M;
   }
+  // A transposed (packed, as in a weight gradient dY^T X): cut by columns when N > M.
+  for (Dims d : {Dims{128, 512, 300}, Dims{100, 70, 200}}) {
+    Operand a = make(d.M, d.K, true, 7), b = make(d.K, d.N, false, 8);
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2, 3}) {
+      set_num_threads(threads);
+      std::vector<float> c(d.M * d.N);
+      gemm(d.M, d.N, d.K, a.ref, b.ref, c.data(), d.N, false);
+      results.push_back(c);
+    }
+    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, A transposed, M=" << d.M;
+    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, A transposed, M=" << d.M;
+  }
   // Batched matmul too (the attention shapes split over batches, not rows).
   Generator g(6);
   Tensor q = randn({6, 40, 8}, &g), k = randn({6, 40, 8}, &g);
