@@ -46,7 +46,9 @@ Tensor Block::forward(const Tensor& x, KVCache* cache) {
         "an input (B, T, C) with C = ", ln1->normalized_shape, ", got ",
         x.defined() ? shape_str(x.shape()) : "undefined");
   const Tensor h = x + attention(ln1->forward(x), cache);
-  return h + proj->forward(gelu(fc->forward(ln2->forward(h))));
+  // The MLP: proj(gelu(fc(ln2(h)))), with GELU and proj as one node (gelu_linear: the same
+  // numbers; its backward multiplies by GELU's slope inside proj's GEMM).
+  return h + gelu_linear(fc->forward(ln2->forward(h)), proj->weight, proj->bias);
 }
 
 GPT::GPT(const GPTConfig& c) : config(c) {

@@ -13,6 +13,7 @@
 //           For a whole sequence the three run as one Linear of their stacked weights into
 //           the fused self-attention (tensor/fused_attention.h), the same numbers in fewer
 //           passes; with a KV cache or RoPE, through multi_head_attention.
+//   MLP:    gelu and proj run as one node (gelu_linear), the same numbers as the two.
 // Parameter names: tok.weight, pos.weight, blocks.0.ln1.weight, blocks.0.q.weight, ...,
 // ln_f.weight, head.weight: torch's state_dict keys for the reference model.
 #pragma once

@@ -128,5 +128,10 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // weight (out, in), bias (out,) or undefined. The same numbers as matmul(x, transpose(W)) + b;
 // the backward makes the incoming gradient contiguous once and takes dx, dW and db from it.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// gelu_linear: linear(gelu(x), weight, bias) as one node (ops_matmul.cpp), a transformer MLP's
+// second half: the same numbers as the two ops, bit for bit; its backward multiplies by GELU's
+// slope inside the GEMM instead of in a pass of its own.
+Tensor gelu_linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                   GeluApproximation approximate = GeluApproximation::none);
 
 }  // namespace qkv

@@ -4,6 +4,7 @@
 //   dA = dC @ B^T    dB = A^T @ dC
 // B^T and A^T are transposed views: the GEMM reads them through their strides, so no
 // transposed copy is ever made. Batch dims that were broadcast are summed by the engine.
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
 #include "tensor/matmul.h"
@@ -74,28 +75,49 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 // It is what matmul(x, transpose(W)) + b computes, the same GEMMs in the same order, as one
 // node instead of two. What that buys is in the backward: the gradient arriving from
 // attention's head split is a transposed view, which the composed form copies once for dX,
-// reads through strides for db, and copies again for dW; here it is made contiguous once.
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+// reads through strides for db, and copies again for dW; here it is made contiguous once. In
+// the forward the GEMM adds b to each tile as it stores it (raw::matmul_epilogue): the same
+// sums as a separate add, without another pass over Y.
+namespace {
+
+void check_linear(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check(x.defined() && weight.defined() && weight.dim() == 2 && weight.size(1) > 0 &&
             x.dim() >= 1 && x.size(-1) == weight.size(1),
-        "linear", "x (..., in) and weight (out, in) with the same in > 0, got x ",
+        op, "x (..., in) and weight (out, in) with the same in > 0, got x ",
         x.defined() ? shape_str(x.shape()) : "undefined", " and weight ",
         weight.defined() ? shape_str(weight.shape()) : "undefined");
-  check(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), "linear",
+  check(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), op,
         "a bias of shape (out,) = (", weight.size(0), ",), got ",
         bias.defined() ? shape_str(bias.shape()) : "");
+}
+
+// X W^T (+ b) for X (rows, in): the forward of linear and of gelu_linear.
+Tensor linear_rows(const Tensor& x_rows, const Tensor& weight, const Tensor& bias) {
+  const Tensor wt = raw::transpose(weight, 0, 1);
+  return bias.defined() ? raw::matmul_epilogue(x_rows, wt, bias, Tensor())
+                        : raw::matmul(x_rows, wt);
+}
+
+// torch's names for F.linear: addmm / mm on a matrix, viewed back for more dims.
+const char* linear_grad_fn_name(int64_t x_dim, bool has_bias) {
+  return x_dim == 1   ? (has_bias ? "AddBackward0" : "SqueezeBackward3")
+         : x_dim == 2 ? (has_bias ? "AddmmBackward0" : "MmBackward0")
+                      : (has_bias ? "ViewBackward0" : "UnsafeViewBackward0");
+}
+
+Shape with_last(Shape shape, int64_t last) {
+  shape.back() = last;
+  return shape;
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_linear("linear", x, weight, bias);
   const int64_t in = weight.size(1), out_features = weight.size(0), rows = x.numel() / in;
-  Shape out_shape = x.shape();
-  out_shape.back() = out_features;
-  Tensor y = raw::matmul(raw::reshape(x, {rows, in}), raw::transpose(weight, 0, 1));
-  if (bias.defined()) y = raw::add(y, bias);
-  y = raw::reshape(y, out_shape);
-  // torch's names for the same call: addmm / mm on a matrix, viewed back for more dims.
-  const bool b = bias.defined();
-  const char* name = x.dim() == 1   ? (b ? "AddBackward0" : "SqueezeBackward3")
-                     : x.dim() == 2 ? (b ? "AddmmBackward0" : "MmBackward0")
-                                    : (b ? "ViewBackward0" : "UnsafeViewBackward0");
-  return record(name, y, {x, weight, bias},
+  const Tensor y = raw::reshape(linear_rows(raw::reshape(x, {rows, in}), weight, bias),
+                                with_last(x.shape(), out_features));
+  return record(linear_grad_fn_name(x.dim(), bias.defined()), y, {x, weight, bias},
                 [x = SavedTensor(x), w = SavedTensor(weight), rows, in, out_features,
                  need_x = requires_grad(x), need_w = requires_grad(weight),
                  need_b = requires_grad(bias)](const Tensor& dout) -> Grads {
@@ -107,6 +129,38 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                   if (need_b) db = raw::sum(d, 0, false);
                   return {dx, dw, db};
                 });
+}
+
+// gelu_linear: linear(gelu(x), W, b) as one node, the second half of a transformer's MLP. With
+// G = gelu(X) and S = gelu'(X), both from one pass (raw::gelu_with_slope):
+//
+//   Y = G W^T + b          dX = (dY W) * S          dW = dY^T G          db = sum of dY's rows
+//
+// The same products as the two nodes; what the fusion saves is the multiply by S as a pass of
+// its own: the GEMM for dY W applies it to each tile as it stores it (raw::matmul_epilogue).
+// Its grad_fn is named as linear's, which is what torch shows for the composed form.
+Tensor gelu_linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                   GeluApproximation approximate) {
+  check_linear("gelu_linear", x, weight, bias);
+  const int64_t in = weight.size(1), out_features = weight.size(0), rows = x.numel() / in;
+  const bool need_x = is_grad_enabled() && requires_grad(x);
+  const Tensor x_rows = raw::reshape(x, {rows, in});
+  raw::GeluWithSlope g = need_x ? raw::gelu_with_slope(x_rows, approximate)
+                                : raw::GeluWithSlope{raw::gelu(x_rows, approximate), Tensor()};
+  const Tensor y =
+      raw::reshape(linear_rows(g.out, weight, bias), with_last(x.shape(), out_features));
+  return record(
+      linear_grad_fn_name(x.dim(), bias.defined()), y, {x, weight, bias},
+      [x_shape = x.shape(), gelu_out = std::move(g.out), slope = std::move(g.slope),
+       w = SavedTensor(weight), rows, out_features, need_x, need_w = requires_grad(weight),
+       need_b = requires_grad(bias)](const Tensor& dout) -> Grads {
+        const Tensor d = raw::reshape(raw::contiguous(dout), {rows, out_features});
+        Tensor dx, dw, db;
+        if (need_x) dx = raw::reshape(raw::matmul_epilogue(d, w.get(), Tensor(), slope), x_shape);
+        if (need_w) dw = raw::matmul(raw::transpose(d, 0, 1), gelu_out);
+        if (need_b) db = raw::sum(d, 0, false);
+        return {dx, dw, db};
+      });
 }
 
 }  // namespace qkv

@@ -13,6 +13,7 @@
 #include <new>
 #include <vector>
 
+#include "tensor/error.h"
 #include "tensor/thread_pool.h"
 
 namespace qkv {
@@ -150,14 +151,33 @@ void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out) {
 // the tile's top-left element; only the top-left m x n of it is inside C. A[i, k] is read at
 // a[i * a_rs + k * a_ks]: a packed panel has a_rs = 1, a_ks = MR; step 5 also hands the kernel
 // rows of a row-major A in place (a_rs = lda, a_ks = 1). B is always a packed micro-panel.
+// `ep`, when not null, is the epilogue for this tile (gemm.h), given on the last KC block only.
 using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
-                             float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n);
+                             float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                             const GemmEpilogue* ep);
+
+// The epilogue on one finished element of C (j its column in the tile, i its row).
+inline float finish(float x, const GemmEpilogue* ep, int64_t i, int64_t j) {
+  if (ep->bias) x = x + ep->bias[j];
+  if (ep->scale) x = x * ep->scale[i * ep->ld_scale + j];
+  return x;
+}
 
 // Writes a computed tile into C: all of it, or its in-range corner at an edge.
-void store_tile(const float* tile, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n) {
+void store_tile(const float* tile, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                const GemmEpilogue* ep) {
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      c[i * ldc + j] = add_to_c ? c[i * ldc + j] + tile[i * kNR + j] : tile[i * kNR + j];
+    for (int64_t j = 0; j < n; ++j) {
+      const float x = add_to_c ? c[i * ldc + j] + tile[i * kNR + j] : tile[i * kNR + j];
+      c[i * ldc + j] = ep ? finish(x, ep, i, j) : x;
+    }
+}
+
+// The epilogue as a pass of its own, for the paths that do not go through a micro-kernel.
+void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep) {
+  if (!ep.any()) return;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = finish(C[i * ldc + j], &ep, i, j);
 }
 
 // The portable micro-kernel: plain C++ that any compiler builds. The accumulators are a small
@@ -165,7 +185,8 @@ void store_tile(const float* tile, float* c, int64_t ldc, bool add_to_c, int64_t
 // GCC left to itself unrolls the j loop completely and then vectorises across rows with
 // shuffles (2.5 GFLOP/s on an AVX2 host); kept as a loop, j is vectorised (70 GFLOP/s).
 void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
-                           float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n) {
+                           float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                           const GemmEpilogue* ep) {
   float acc[kMR][kNR] = {};
   for (int64_t k = 0; k < kc; ++k, a += a_ks, b += kNR)
     for (int64_t i = 0; i < kMR; ++i) {
@@ -175,7 +196,7 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
 #endif
       for (int64_t j = 0; j < kNR; ++j) acc[i][j] += aik * b[j];
     }
-  store_tile(&acc[0][0], c, ldc, add_to_c, m, n);
+  store_tile(&acc[0][0], c, ldc, add_to_c, m, n, ep);
 }
 
 #if QKV_GEMM_LANES > 0
@@ -199,7 +220,8 @@ static_assert(kMR == 6 && kNR == 2 * kLanes,
 }
 
 void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
-                       float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n) {
+                       float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                       const GemmEpilogue* ep) {
   vec c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
   const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
   for (int64_t k = 0; k < kc; ++k, a += a_ks, b += kNR) {
@@ -223,13 +245,24 @@ void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
           std::memcpy(&old, c + i * ldc + kLanes * v, sizeof old);
           out = old + out;
         }
+        if (ep) {  // the epilogue, a vector at a time: the same + and * as finish()
+          vec e;
+          if (ep->bias) {
+            std::memcpy(&e, ep->bias + kLanes * v, sizeof e);
+            out = out + e;
+          }
+          if (ep->scale) {
+            std::memcpy(&e, ep->scale + i * ep->ld_scale + kLanes * v, sizeof e);
+            out = out * e;
+          }
+        }
         std::memcpy(c + i * ldc + kLanes * v, &out, sizeof out);
       }
     return;
   }
   alignas(64) float tile[kMR * kNR];  // an edge tile: through a buffer, same arithmetic
   std::memcpy(tile, acc, sizeof tile);
-  store_tile(tile, c, ldc, add_to_c, m, n);
+  store_tile(tile, c, ldc, add_to_c, m, n, ep);
 }
 constexpr MicroKernel kFastKernel = micro_kernel_simd;
 constexpr const char* kFastKernelName =
@@ -269,9 +302,13 @@ class PackBuffer {
 // `a_in_place`, full MR-row panels of a row-major A are read where they lie instead of being
 // packed (the kernel takes A's strides); only a short last panel is packed, for its zero rows.
 void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                  bool accumulate, MicroKernel kernel, bool a_in_place) {
+                  bool accumulate, MicroKernel kernel, bool a_in_place,
+                  const GemmEpilogue& epilogue = {}) {
   if (M == 0 || N == 0) return;
-  if (K == 0) return prepare_c(M, N, C, ldc, accumulate);
+  if (K == 0) {
+    prepare_c(M, N, C, ldc, accumulate);
+    return finish_all(M, N, C, ldc, epilogue);
+  }
   a_in_place = a_in_place && A.col_stride == 1;
   thread_local PackBuffer a_buf, b_buf;
   const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
@@ -282,7 +319,8 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
     const int64_t nc = std::min(kNC, N - jc);
     for (int64_t pc = 0; pc < K; pc += kKC) {
       const int64_t kc = std::min(kKC, K - pc);
-      const bool add = accumulate || pc > 0;  // the first K block stores, later ones add
+      const bool add = accumulate || pc > 0;             // the first K block stores, later ones add
+      const bool last = pc + kc == K && epilogue.any();  // the epilogue, on the finished sums
       pack_b(kc, nc, {B.p + pc * B.row_stride + jc * B.col_stride, B.row_stride, B.col_stride}, bp);
       for (int64_t ic = 0; ic < M; ic += kMC) {
         const int64_t mc = std::min(kMC, M - ic);
@@ -295,10 +333,11 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
         for (int64_t jr = 0; jr < nc; jr += kNR)
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const bool in_place = ir < packed_from;
+            const GemmEpilogue ep = last ? epilogue.at(ic + ir, jc + jr) : GemmEpilogue{};
             kernel(kc, in_place ? a_block + ir * A.row_stride : ap + (ir - packed_from) * kc,
                    in_place ? A.row_stride : 1, in_place ? 1 : kMR, bp + jr * kc,
                    C + (ic + ir) * ldc + jc + jr, ldc, add, std::min(kMR, mc - ir),
-                   std::min(kNR, nc - jr));
+                   std::min(kNR, nc - jr), last ? &ep : nullptr);
           }
       }
     }
@@ -367,9 +406,12 @@ void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* 
 
 // Step 5's work on one thread: few rows read in place, everything else packed.
 void fast_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                bool accumulate) {
-  if (M <= kFewRows && M > 0 && N > 0) return few_rows(M, N, K, A, B, C, ldc, accumulate);
-  packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel, true);
+                bool accumulate, const GemmEpilogue& epilogue) {
+  if (M <= kFewRows && M > 0 && N > 0) {
+    few_rows(M, N, K, A, B, C, ldc, accumulate);
+    return finish_all(M, N, C, ldc, epilogue);
+  }
+  packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel, true, epilogue);
 }
 
 bool runs_serially(int64_t multiply_adds) {
@@ -415,7 +457,7 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
 // the same KC blocks through the same kernel, so the result is bit-identical to the serial one.
 // What it saves is the duplicate packing and the second stream of B through memory.
 void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                    int64_t ldc, bool accumulate, int threads) {
+                    int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
   thread_local PackBuffer shared_b;
   const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
   float* bp = shared_b.get(std::min(K, kKC) * round_n);
@@ -426,6 +468,7 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
     for (int64_t pc = 0; pc < K; pc += kKC) {
       const int64_t kc = std::min(kKC, K - pc);
       const bool add = accumulate || pc > 0;
+      const bool last = pc + kc == K && epilogue.any();
       pack_b(kc, nc, {B.p + pc * B.row_stride + jc * B.col_stride, B.row_stride, B.col_stride}, bp);
       parallel_for(parts, [&](int64_t part) {
         thread_local PackBuffer a_buf;
@@ -437,9 +480,12 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
           pack_a(mc, kc, {A.p + ic * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
                  ap);
           for (int64_t jr = 0; jr < nc; jr += kNR)
-            for (int64_t ir = 0; ir < mc; ir += kMR)
+            for (int64_t ir = 0; ir < mc; ir += kMR) {
+              const GemmEpilogue ep = last ? epilogue.at(ic + ir, jc + jr) : GemmEpilogue{};
               kFastKernel(kc, ap + ir * kc, 1, kMR, bp + jr * kc, C + (ic + ir) * ldc + jc + jr,
-                          ldc, add, std::min(kMR, mc - ir), std::min(kNR, nc - jr));
+                          ldc, add, std::min(kMR, mc - ir), std::min(kNR, nc - jr),
+                          last ? &ep : nullptr);
+            }
         }
       });
     }
@@ -447,26 +493,29 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
 }
 
 void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
-               int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate) {
+               int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
+               const GemmEpilogue& epilogue) {
   const int64_t batches = static_cast<int64_t>(batch.c.size());
+  check(!epilogue.any() || batches == 1, "gemm_batched", "an epilogue for one product, got ",
+        batches);
   const int threads = num_threads();
   if (runs_serially(batches * M * N * K)) {  // small: no split, no wake-ups
     for (int64_t b = 0; b < batches; ++b)
       fast_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
-                 accumulate);
+                 accumulate, epilogue);
     return;
   }
   // One large product: share packed B between the threads (above).
   if (batches == 1 && M * N * K >= kSharedBMinWork && M / kMR >= threads) {
     shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
-                   accumulate, threads);
+                   accumulate, threads, epilogue);
     return;
   }
   const std::vector<Tile> tiles = split(batches, M, N, threads, a_cs != 1);
   auto run = [&](const Tile& t) {
     fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
                {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
-               accumulate);
+               accumulate, epilogue.at(t.m0, t.n0));
   };
   // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
   const int64_t n = static_cast<int64_t>(tiles.size());
@@ -483,15 +532,22 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
 // time was a fifth of a 64 x 64 x 64 product). Neither changes any arithmetic.
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate) {
+  gemm_epilogue(M, N, K, A, B, C, ldc, accumulate, {});
+}
+
+void gemm_epilogue(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                   bool accumulate, const GemmEpilogue& epilogue) {
   if (runs_serially(M * N * K))  // without building a one-product batch
-    return fast_loops(M, N, K, A, B, C, ldc, accumulate);
+    return fast_loops(M, N, K, A, B, C, ldc, accumulate, epilogue);
   GemmBatch one{{A.p}, {B.p}, {C}};
-  run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate);
+  run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate,
+            epilogue);
 }
 
 void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
-                  int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate) {
-  run_tiles(M, N, K, a_rs, a_cs, b_rs, b_cs, batch, ldc, accumulate);
+                  int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
+                  const GemmEpilogue& epilogue) {
+  run_tiles(M, N, K, a_rs, a_cs, b_rs, b_cs, batch, ldc, accumulate, epilogue);
 }
 
 const char* gemm_kernel_name() {

@@ -33,8 +33,28 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
                   bool accumulate);  // step 3: MC x KC x NC cache blocks
 void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                  bool accumulate);  // step 4: packed panels, portable micro-kernel
+
+// What the production GEMM can do to each element of C once its sum is complete, while the
+// tile is still in registers: C[i, j] = (C[i, j] + bias[j]) * scale[i * ld_scale + j], either
+// part optional. Bit for bit the separate add and multiply after the product, without their
+// passes over C. A Linear's forward adds its bias here; GELU-then-Linear's backward multiplies
+// by GELU's slope.
+struct GemmEpilogue {
+  const float* bias = nullptr;   // (N,): added along every row
+  const float* scale = nullptr;  // (M, N), leading dimension ld_scale: multiplied in
+  int64_t ld_scale = 0;
+  bool any() const { return bias != nullptr || scale != nullptr; }
+  // The same finish for the block of C that starts at row i0, column j0.
+  GemmEpilogue at(int64_t i0, int64_t j0) const {
+    return {bias ? bias + j0 : nullptr, scale ? scale + i0 * ld_scale + j0 : nullptr, ld_scale};
+  }
+};
+
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate);  // step 5: SIMD micro-kernel and threads (production)
+// Step 5 with an epilogue.
+void gemm_epilogue(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                   bool accumulate, const GemmEpilogue& epilogue);
 
 // Many independent products of one shape (a batched matmul): C_b = A_b @ B_b for every b,
 // split across the thread pool as one pool of work, so 64 small attention matrices keep both
@@ -43,8 +63,10 @@ struct GemmBatch {
   std::vector<const float*> a, b;
   std::vector<float*> c;
 };
+// An epilogue is for a batch of one product.
 void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
-                  int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate);
+                  int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
+                  const GemmEpilogue& epilogue = {});
 
 // The blocking of steps 3-5, exposed for the benchmark and the tutorial.
 struct GemmBlocking {

@@ -180,6 +180,41 @@ TEST(Fused, LinearEqualsMatmulPlusBias) {
       {"linear", "(6, 40, 24)", "(36, 23)"}));
 }
 
+// gelu_linear is linear(gelu(x)) in one node: the same output and the same gradients, bit for
+// bit (its backward multiplies by GELU's slope inside the GEMM), with torch's node name for the
+// composed form. Large enough that the GEMMs and the GELU run on several threads.
+TEST(Fused, GeluLinearEqualsLinearOfGeluBitForBit) {
+  Generator g(6);
+  const Tensor x0 = randn({3, 100, 64}, &g), w0 = randn({40, 64}, &g), b0 = randn({40}, &g);
+  const Tensor up = transpose(randn({3, 40, 100}, &g), 1, 2);  // (3, 100, 40), not contiguous
+  for (GeluApproximation a : {GeluApproximation::none, GeluApproximation::tanh})
+    for (bool with_bias : {true, false}) {
+      auto leaves = [&] {
+        return std::vector<Tensor>{requires_grad_(raw::clone(x0)), requires_grad_(raw::clone(w0)),
+                                   requires_grad_(raw::clone(b0))};
+      };
+      const auto f = leaves(), c = leaves();
+      const Tensor yf = gelu_linear(f[0], f[1], with_bias ? f[2] : Tensor(), a);
+      const Tensor yc = linear(gelu(c[0], a), c[1], with_bias ? c[2] : Tensor());
+      EXPECT_TRUE(testing::tensor_equal(yf, yc));
+      EXPECT_EQ(grad_fn_name(yf), grad_fn_name(yc));
+      backward(yf, up);
+      backward(yc, up);
+      EXPECT_TRUE(testing::tensor_equal(grad(f[0]), grad(c[0])));
+      EXPECT_TRUE(testing::tensor_equal(grad(f[1]), grad(c[1])));
+      if (with_bias) {
+        EXPECT_TRUE(testing::tensor_equal(grad(f[2]), grad(c[2])));
+      }
+    }
+  // Only the weight wants a gradient: no slope is kept, the weight's gradient is the same.
+  const Tensor w1 = requires_grad_(raw::clone(w0)), w2 = requires_grad_(raw::clone(w0));
+  backward(gelu_linear(x0, w1, b0), up);
+  backward(linear(gelu(x0), w2, b0), up);
+  EXPECT_TRUE(testing::tensor_equal(grad(w1), grad(w2)));
+  EXPECT_TRUE(testing::throws_error([&] { gelu_linear(x0, w0, zeros({39})); },
+                                    {"gelu_linear", "(out,) = (40,)", "(39,)"}));
+}
+
 TEST(Fused, CrossEntropyRejectsBadTargets) {
   const Tensor logits = zeros({2, 3});
   EXPECT_TRUE(testing::throws_error(

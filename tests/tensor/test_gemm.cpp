@@ -183,5 +183,61 @@ TEST(MatmulOut, AccumulatesIntoAnExistingTensor) {
       testing::throws_error([&] { raw::matmul_out(a, b, a); }, {"matmul_out", "share storage"}));
 }
 
+// The epilogue (+ bias along rows, * scale elementwise, as the GEMM stores each tile) is bit
+// for bit the product followed by the separate add and multiply: on few rows (no micro-kernel),
+// small serial products, threaded ones cut by rows or columns, edge tiles, K over several KC
+// blocks, transposed operands, the shared packed B of huge products, and 1, 2 or 3 threads.
+TEST(MatmulEpilogue, EqualsMatmulThenAddThenMulBitForBit) {
+  const int before = num_threads();
+  Generator g(9);
+  struct Case {
+    int64_t M, K, N;
+    bool ta, tb;
+  };
+  for (Case c : {Case{3, 20, 50, false, false}, Case{13, 7, 33, true, false},
+                 Case{2048, 128, 512, false, true}, Case{128, 2048, 512, true, false},
+                 Case{301, 500, 97, false, false}, Case{1300, 1300, 1300, true, false}}) {
+    const Tensor a = c.ta ? raw::transpose(randn({c.K, c.M}, &g), 0, 1) : randn({c.M, c.K}, &g);
+    const Tensor b = c.tb ? raw::transpose(randn({c.N, c.K}, &g), 0, 1) : randn({c.K, c.N}, &g);
+    const Tensor bias = randn({c.N}, &g), scale = randn({c.M, c.N}, &g);
+    const Tensor product = raw::matmul(a, b);
+    for (int threads : {1, 2, 3}) {
+      if (c.M == 1300 && threads == 3) continue;  // the large one: 1 vs 2 threads is enough
+      set_num_threads(threads);
+      const std::string where = std::to_string(c.M) + "x" + std::to_string(c.K) + "x" +
+                                std::to_string(c.N) + " on " + std::to_string(threads);
+      EXPECT_TRUE(testing::tensor_equal(raw::matmul_epilogue(a, b, bias, Tensor()),
+                                        raw::add(product, bias)))
+          << "bias, " << where;
+      EXPECT_TRUE(testing::tensor_equal(raw::matmul_epilogue(a, b, Tensor(), scale),
+                                        raw::mul(product, scale)))
+          << "scale, " << where;
+      EXPECT_TRUE(testing::tensor_equal(raw::matmul_epilogue(a, b, bias, scale),
+                                        raw::mul(raw::add(product, bias), scale)))
+          << "both, " << where;
+    }
+  }
+  set_num_threads(before);
+  // K = 0: the product is zeros, and the epilogue still runs.
+  EXPECT_TRUE(testing::tensor_equal(
+      raw::matmul_epilogue(zeros({4, 0}), zeros({0, 3}), tensor({1.0f, 2.0f, 3.0f}), Tensor()),
+      raw::add(zeros({4, 3}), tensor({1.0f, 2.0f, 3.0f}))));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        raw::matmul_epilogue(zeros({2, 3}), zeros({3, 4}), zeros({3}), Tensor());
+      },
+      {"matmul_epilogue", "bias of shape (4,)", "got (3,)"}));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        raw::matmul_epilogue(zeros({2, 3}), zeros({3, 4}), Tensor(), zeros({4, 2}));
+      },
+      {"matmul_epilogue", "scale of shape (2, 4)", "(4, 2)"}));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        raw::matmul_epilogue(zeros({2, 3}), zeros({2, 4}), Tensor(), Tensor());
+      },
+      {"matmul_epilogue", "(2, 3) and (2, 4)"}));
+}
+
 }  // namespace
 }  // namespace qkv
