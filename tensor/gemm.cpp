@@ -224,6 +224,13 @@ void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
                        const GemmEpilogue* ep) {
   vec c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
   const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
+  // The epilogue's scale is a stream from memory (GELU's slope, written long before): ask for
+  // this tile's lines now so they arrive during the k loop instead of stalling the store.
+  if (ep && ep->scale)
+    for (int64_t i = 0; i < m; ++i) {
+      __builtin_prefetch(ep->scale + i * ep->ld_scale);
+      __builtin_prefetch(ep->scale + i * ep->ld_scale + kLanes);
+    }
   for (int64_t k = 0; k < kc; ++k, a += a_ks, b += kNR) {
     const vec b0 = *reinterpret_cast<const vec*>(b);  // packed B is 64-byte aligned
     const vec b1 = *reinterpret_cast<const vec*>(b + kLanes);
