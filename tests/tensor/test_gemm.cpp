@@ -81,8 +81,8 @@ INSTANTIATE_TEST_SUITE_P(StepsTimesShapes, Ladder,
 // The thread count changes who computes which tile, never how: bit-identical results.
 TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   const int before = num_threads();
-  for (Dims d : {Dims{257, 129, 385}, Dims{64, 1000, 50}, Dims{1000, 40, 70}, Dims{3, 4000, 100}}) {
-    Operand a = make(d.M, d.K, false, 4), b = make(d.K, d.N, true, 5);
+  auto check_threads = [](Dims d, bool a_transposed, uint64_t seed) {
+    Operand a = make(d.M, d.K, a_transposed, seed), b = make(d.K, d.N, !a_transposed, seed + 1);
     std::vector<std::vector<float>> results;
     for (int threads : {1, 2, 3}) {
       set_num_threads(threads);
@@ -90,22 +90,13 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
       gemm(d.M, d.N, d.K, a.ref, b.ref, c.data(), d.N, false);
       results.push_back(c);
     }
-    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, M=" << d.M;
-    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, M=" << d.M;
-  }
+    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, M=" << d.M << ", A^T " << a_transposed;
+    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, M=" << d.M << ", A^T " << a_transposed;
+  };
+  for (Dims d : {Dims{257, 129, 385}, Dims{64, 1000, 50}, Dims{1000, 40, 70}, Dims{3, 4000, 100}})
+    check_threads(d, false, 4);
   // A transposed (packed, as in a weight gradient dY^T X): cut by columns when N > M.
-  for (Dims d : {Dims{128, 512, 300}, Dims{100, 70, 200}}) {
-    Operand a = make(d.M, d.K, true, 7), b = make(d.K, d.N, false, 8);
-    std::vector<std::vector<float>> results;
-    for (int threads : {1, 2, 3}) {
-      set_num_threads(threads);
-      std::vector<float> c(d.M * d.N);
-      gemm(d.M, d.N, d.K, a.ref, b.ref, c.data(), d.N, false);
-      results.push_back(c);
-    }
-    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, A transposed, M=" << d.M;
-    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, A transposed, M=" << d.M;
-  }
+  for (Dims d : {Dims{128, 512, 300}, Dims{100, 70, 200}}) check_threads(d, true, 7);
   // Batched matmul too (the attention shapes split over batches, not rows).
   Generator g(6);
   Tensor q = randn({6, 40, 8}, &g), k = randn({6, 40, 8}, &g);
