@@ -1,4 +1,5 @@
 // test_reduce.cpp: reductions and softmax against naive double-precision loops over every dim.
+#include "tests/tensor/lane_sum_forms.h"
 #include "tests/testing.h"
 
 namespace qkv {
@@ -172,6 +173,38 @@ TEST(Reduce, LargeSumsAreTheSameOnOneAndThreeThreads) {
   for (size_t r = 0; r < 40 * 37; ++r)
     for (size_t c = 0; c < 61; ++c) expected[c] += v[r * 61 + c];
   EXPECT_TRUE(testing::tensor_near(raw::sum(rows, 0), {61}, expected, 1e-5));
+}
+
+// lane_sum's vector form (GCC, Clang) and its portable scalar form (other compilers) add the
+// same numbers in the same order: the same bits, for every tail length, in float and in double
+// lanes. Both are held to a plain 8-lane reference too.
+TEST(Reduce, LaneSumIsTheSameInItsVectorAndPortableForms) {
+  Generator g(14);
+  const std::vector<float> a = randn({1000}, &g).to_vector(), b = randn({1000}, &g).to_vector();
+  for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 64, 131, 1000}) {
+    const float m = 0.25f;
+    EXPECT_EQ(lane_sum_forms::products_vector(n, a.data(), b.data(), m),
+              lane_sum_forms::products_portable(n, a.data(), b.data(), m))
+        << "n = " << n;
+    EXPECT_EQ(lane_sum_forms::squares_vector(n, a.data(), m),
+              lane_sum_forms::squares_portable(n, a.data(), m))
+        << "n = " << n;
+    // The reference: element j into lane j % 8, lanes paired, then the tail in order.
+    double lane[8] = {};
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+      for (int64_t l = 0; l < 8; ++l) {
+        const double d = static_cast<double>(a[j + l] - m);
+        lane[l] += d * d;
+      }
+    double ref =
+        ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    for (; j < n; ++j) {
+      const double d = static_cast<double>(a[j] - m);
+      ref += d * d;
+    }
+    EXPECT_EQ(lane_sum_forms::squares_portable(n, a.data(), m), ref) << "n = " << n;
+  }
 }
 
 std::vector<double> softmax_oracle(const std::vector<double>& r) {
