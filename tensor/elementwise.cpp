@@ -258,7 +258,7 @@ QKV_ALWAYS_INLINE inline float gelu_slope(float x) {
 
 template <GeluApproximation kApprox>
 GeluWithSlope gelu_with_slope_impl(const Tensor& a_in) {
-  const Tensor a = contiguous(as_float(a_in, "gelu", false));
+  const Tensor a = contiguous(as_float(a_in, "gelu_with_slope", false));
   GeluWithSlope r{Tensor::empty(a.shape()), Tensor::empty(a.shape())};
   const float* x = a.data_ptr();
   float *y = r.out.data_ptr(), *s = r.slope.data_ptr();

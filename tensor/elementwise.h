@@ -48,9 +48,10 @@ Tensor gelu(const Tensor& a, GeluApproximation approximate = GeluApproximation::
 Tensor clamp(const Tensor& a, std::optional<float> min, std::optional<float> max);
 Tensor sign(const Tensor& a);  // -1, 0 or 1 (NaN stays NaN)
 // d gelu(x) / dx, pointwise: Phi(x) + x phi(x) for the erf form (phi the normal density), and
-// the derivative of the tanh formula for the tanh form. Used by gelu's backward.
+// the derivative of the tanh formula for the tanh form.
 Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate = GeluApproximation::none);
-// dout * gelu'(a) in one pass: GELU's backward (a and dout of one shape).
+// dout * gelu'(a) in one pass (a and dout of one shape): GELU's backward for a caller that kept
+// the input a rather than the slope (autograd's gelu keeps the slope: gelu_with_slope below).
 Tensor gelu_backward(const Tensor& a, const Tensor& dout,
                      GeluApproximation approximate = GeluApproximation::none);
 // gelu(a) and gelu'(a) in one pass, bit for bit gelu and gelu_derivative: both need the same

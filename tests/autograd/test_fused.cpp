@@ -72,6 +72,8 @@ TEST(Fused, GeluWithSlopeIsGeluAndItsDerivativeBitForBit) {
   const Tensor leaf = requires_grad_(raw::clone(big));
   NoGradGuard no_grad;
   EXPECT_TRUE(testing::tensor_equal(gelu(leaf), raw::gelu(big)));
+  EXPECT_TRUE(testing::throws_error([] { raw::gelu_with_slope(zeros({2}, Dtype::int64)); },
+                                    {"gelu_with_slope", "float32", "int64"}));
 }
 
 TEST(Fused, LogSoftmaxEqualsLogOfSoftmax) {

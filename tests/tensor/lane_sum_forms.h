@@ -10,10 +10,15 @@
 namespace qkv::lane_sum_forms {
 
 // sum of a[j] * b[j] * (a[j] - m) in float lanes, and of (a[j] - m)^2 widened to double lanes:
-// the shapes of LayerNorm's backward and forward sums.
-float products_vector(int64_t n, const float* a, const float* b, float m);
-double squares_vector(int64_t n, const float* a, float m);
-float products_portable(int64_t n, const float* a, const float* b, float m);
-double squares_portable(int64_t n, const float* a, float m);
+// the shapes of LayerNorm's backward and forward sums. One body (lane_sum_forms.inc), compiled
+// in each form.
+namespace vector {
+float products(int64_t n, const float* a, const float* b, float m);
+double squares(int64_t n, const float* a, float m);
+}  // namespace vector
+namespace portable {
+float products(int64_t n, const float* a, const float* b, float m);
+double squares(int64_t n, const float* a, float m);
+}  // namespace portable
 
 }  // namespace qkv::lane_sum_forms

@@ -183,11 +183,11 @@ TEST(Reduce, LaneSumIsTheSameInItsVectorAndPortableForms) {
   const std::vector<float> a = randn({1000}, &g).to_vector(), b = randn({1000}, &g).to_vector();
   for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 64, 131, 1000}) {
     const float m = 0.25f;
-    EXPECT_EQ(lane_sum_forms::products_vector(n, a.data(), b.data(), m),
-              lane_sum_forms::products_portable(n, a.data(), b.data(), m))
+    EXPECT_EQ(lane_sum_forms::vector::products(n, a.data(), b.data(), m),
+              lane_sum_forms::portable::products(n, a.data(), b.data(), m))
         << "n = " << n;
-    EXPECT_EQ(lane_sum_forms::squares_vector(n, a.data(), m),
-              lane_sum_forms::squares_portable(n, a.data(), m))
+    EXPECT_EQ(lane_sum_forms::vector::squares(n, a.data(), m),
+              lane_sum_forms::portable::squares(n, a.data(), m))
         << "n = " << n;
     // The reference: element j into lane j % 8, lanes paired, then the tail in order.
     double lane[8] = {};
@@ -203,7 +203,7 @@ TEST(Reduce, LaneSumIsTheSameInItsVectorAndPortableForms) {
       const double d = static_cast<double>(a[j] - m);
       ref += d * d;
     }
-    EXPECT_EQ(lane_sum_forms::squares_portable(n, a.data(), m), ref) << "n = " << n;
+    EXPECT_EQ(lane_sum_forms::portable::squares(n, a.data(), m), ref) << "n = " << n;
   }
 }
 
