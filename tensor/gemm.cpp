@@ -130,19 +130,69 @@ void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out) {
   }
 }
 
+// A transposed B (x @ W^T in every Linear's forward, q k^T in attention) has its columns
+// contiguous, and a micro-panel wants its rows: packing it is a transpose. Element by element
+// that is a strided gather, one float per load (a fifth of attention's time went there). In
+// 8 x 8 blocks it is 8 vector loads, 24 shuffles and 8 vector stores per 64 floats: the block's
+// rows are 8 columns of B, each 8 floats of it along k, and after the shuffles they are 8 rows
+// of the panel. __builtin_shufflevector is Clang's and GCC's (12 on); other compilers take the
+// element loop, which moves the same floats to the same places.
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define QKV_GEMM_TRANSPOSE_8X8 1
+static_assert(kNR % 8 == 0, "pack_b transposes whole 8 x 8 blocks of a panel");
+typedef float f8 __attribute__((vector_size(32)));
+
+// out[c * ld_out + r] = src[r * ld_src + c] for r, c in 0..7.
+[[gnu::always_inline]] inline void transpose_8x8(const float* src, int64_t ld_src, float* out,
+                                                 int64_t ld_out) {
+  f8 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], src + i * ld_src, sizeof(f8));
+  for (int i = 0; i < 8; i += 2) {  // interleave pairs of rows: (r0 r1) -> x00 x10 x01 x11 ...
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int i = 0; i < 8; i += 4)  // pairs of pairs: -> x00 x10 x20 x30 x04 x14 x24 x34 ...
+    for (int h = 0; h < 2; ++h) {
+      u[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * h + 1] =
+          __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int c = 0; c < 4; ++c) {  // halves of rows 0-3 and 4-7: columns c and c + 4
+    const f8 lo = __builtin_shufflevector(u[c], u[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const f8 hi = __builtin_shufflevector(u[c], u[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(out + c * ld_out, &lo, sizeof(f8));
+    std::memcpy(out + (c + 4) * ld_out, &hi, sizeof(f8));
+  }
+}
+#else
+#define QKV_GEMM_TRANSPOSE_8X8 0
+#endif
+
 // B panel (kc, nc) -> micro-panels of NR columns: panel p holds B[k, p*NR + j] at [p][k][j].
 void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out) {
   for (int64_t p = 0; p < nc; p += kNR) {
     const int64_t cols = std::min(kNR, nc - p);
-    for (int64_t k = 0; k < kc; ++k) {
-      if (B.col_stride == 1 && cols == kNR) {
-        std::memcpy(out, B.p + k * B.row_stride + p, sizeof(float) * kNR);
-      } else {
-        for (int64_t j = 0; j < cols; ++j) out[j] = B.at(k, p + j);
-        for (int64_t j = cols; j < kNR; ++j) out[j] = 0.0f;
-      }
-      out += kNR;
+    // Columns [0, by_blocks) of rows [0, k) come from 8 x 8 transposes (columns contiguous);
+    // the rest element by element.
+    int64_t k = 0, by_blocks = 0;
+#if QKV_GEMM_TRANSPOSE_8X8
+    if (B.row_stride == 1) {
+      by_blocks = cols / 8 * 8;
+      for (; k + 8 <= kc; k += 8)
+        for (int64_t j = 0; j < by_blocks; j += 8)
+          transpose_8x8(B.p + k + (p + j) * B.col_stride, B.col_stride, out + k * kNR + j, kNR);
     }
+#endif
+    for (int64_t r = 0; r < kc; ++r) {
+      float* row = out + r * kNR;
+      if (B.col_stride == 1 && cols == kNR) {
+        std::memcpy(row, B.p + r * B.row_stride + p, sizeof(float) * kNR);
+      } else {
+        for (int64_t j = r < k ? by_blocks : 0; j < cols; ++j) row[j] = B.at(r, p + j);
+        for (int64_t j = cols; j < kNR; ++j) row[j] = 0.0f;
+      }
+    }
+    out += kc * kNR;
   }
 }
 

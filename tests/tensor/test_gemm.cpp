@@ -137,6 +137,40 @@ TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
   }
 }
 
+// Packing a transposed B (columns contiguous: x @ W^T, q k^T) goes through 8 x 8 transposes
+// where whole blocks fit, and element by element elsewhere. Packing only moves floats, so the
+// product must be the same bits as with the same B stored row-major: for widths that fill
+// whole micro-panels and that do not, depths that are and are not multiples of 8, several KC
+// blocks, a leading dimension wider than the column, and a strided view (every other column).
+TEST(GemmPacking, TransposedBGivesTheSameBitsAsRowMajorB) {
+  struct Case {
+    int64_t M, N, K, pad;
+  };
+  for (const Case c : {Case{7, 32, 8, 0}, Case{13, 64, 37, 3}, Case{30, 96, 385, 0},
+                       Case{6, 70, 9, 5}, Case{64, 64, 32, 320}, Case{20, 31, 800, 1}}) {
+    Generator g(static_cast<uint64_t>(c.N * 1000 + c.K));
+    const std::vector<float> a = randn({c.M * c.K}, &g).to_vector();
+    const int64_t ld = c.K + c.pad;  // column j of B at bt[j * ld], its rows contiguous
+    const std::vector<float> bt = randn({c.N * ld}, &g).to_vector();
+    std::vector<float> b(static_cast<size_t>(c.K * c.N));  // the same B, row-major
+    for (int64_t k = 0; k < c.K; ++k)
+      for (int64_t j = 0; j < c.N; ++j) b[k * c.N + j] = bt[j * ld + k];
+    std::vector<float> c_t(static_cast<size_t>(c.M * c.N)), c_r = c_t;
+    gemm(c.M, c.N, c.K, {a.data(), c.K, 1}, {bt.data(), 1, ld}, c_t.data(), c.N, false);
+    gemm(c.M, c.N, c.K, {a.data(), c.K, 1}, {b.data(), c.N, 1}, c_r.data(), c.N, false);
+    EXPECT_EQ(c_t, c_r) << c.M << "x" << c.N << "x" << c.K << " pad " << c.pad;
+    // And a view of every other column of bt (col_stride 2 ld), against its row-major copy.
+    const int64_t half = c.N / 2;
+    std::vector<float> b2(static_cast<size_t>(c.K * half)), c_v(static_cast<size_t>(c.M * half));
+    for (int64_t k = 0; k < c.K; ++k)
+      for (int64_t j = 0; j < half; ++j) b2[k * half + j] = bt[2 * j * ld + k];
+    std::vector<float> c_v2 = c_v;
+    gemm(c.M, half, c.K, {a.data(), c.K, 1}, {bt.data(), 1, 2 * ld}, c_v.data(), half, false);
+    gemm(c.M, half, c.K, {a.data(), c.K, 1}, {b2.data(), half, 1}, c_v2.data(), half, false);
+    EXPECT_EQ(c_v, c_v2) << "every other column, " << c.M << "x" << half << "x" << c.K;
+  }
+}
+
 TEST(GemmThreads, PoolRunsEveryPartOnceAndRethrows) {
   const int before = num_threads();
   set_num_threads(3);
