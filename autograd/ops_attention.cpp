@@ -26,10 +26,11 @@ Tensor fused_self_attention(const Tensor& qkv, int64_t heads, bool causal, Tenso
   const Tensor x = raw::contiguous(qkv);  // one copy at most, for the forward and the backward
   raw::FusedAttentionOutput f = raw::fused_attention_forward(x, heads, causal);
   if (weights) *weights = f.weights;
-  return record("FusedAttentionBackward0", f.out, {qkv},
-                [in = SavedTensor(x), w = f.weights, heads](const Tensor& dout) -> Grads {
-                  return {raw::fused_attention_backward(in.get(), w, raw::contiguous(dout), heads)};
-                });
+  return record(
+      "FusedAttentionBackward0", f.out, {qkv},
+      [in = SavedTensor(x), w = f.weights, heads, causal](const Tensor& dout) -> Grads {
+        return {raw::fused_attention_backward(in.get(), w, raw::contiguous(dout), heads, causal)};
+      });
 }
 
 }  // namespace qkv

@@ -5,8 +5,9 @@
 // the frontier variants (BM_Frontier_*: MLA, QK-norm, soft-capping, sinks, gated output,
 // differential, document masks, linear attention) at B = 8, T = 256; and one training step of
 // the tiny GPT (BM_GPTTrainStep: the larger config, C 128, 4 heads, 4 layers, B 32,
-// T 64), with its forward, backward and AdamW times as counters.
-// Results are in bench/README.md.
+// T 64), with its forward, backward and AdamW times as counters, and that model's attention
+// kernels alone (BM_FusedAttention/{causal,full}: qkv (32, 64, 384), 4 heads, forward +
+// backward). Results are in bench/README.md.
 //
 //   ./build/release/bench/bench_attention --benchmark_repetitions=3
 //     --benchmark_report_aggregates_only=true
@@ -18,6 +19,7 @@
 #include <memory>
 
 #include "attention/all.h"
+#include "tensor/fused_attention.h"
 
 namespace {
 using namespace qkv;
@@ -214,7 +216,26 @@ void run_train_step(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(B * T), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The tiny GPT's attention kernels alone (tensor/fused_attention.h) at the larger config's
+// shape, qkv (32, 64, 3 x 128), 4 heads: forward and backward, raw, no autograd.
+void run_fused_attention(benchmark::State& state, bool causal) {
+  Generator g(0);
+  const int64_t Bt = 32, T = 64, Cc = 128, Hh = 4;
+  const Tensor qkv = randn({Bt, T, 3 * Cc}, &g), dout = randn({Bt, T, Cc}, &g);
+  for (auto _ : state) {
+    const raw::FusedAttentionOutput f = raw::fused_attention_forward(qkv, Hh, causal);
+    const Tensor dqkv = raw::fused_attention_backward(qkv, f.weights, dout, Hh, causal);
+    benchmark::DoNotOptimize(dqkv.data_ptr());
+  }
+}
+
 void register_all() {
+  for (bool causal : {true, false})
+    benchmark::RegisterBenchmark(
+        causal ? "BM_FusedAttention/causal" : "BM_FusedAttention/full",
+        [causal](benchmark::State& st) { run_fused_attention(st, causal); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   for (bool flash : {false, true})
     for (bool bwd : {false, true}) {
       const std::string name =

@@ -38,6 +38,41 @@ void for_pairs(const Dims& d, Body body) {
                   });
 }
 
+// Causal attention's row blocks. Row i sees keys 0..i, so a block of rows [r0, r1) needs
+// scores only for keys [0, r1): the products below run once per block, on the keys (or, for
+// dk and dv, the queries) that block can see, instead of on the whole T x T square. The
+// register tile is MR rows by NR columns, so a block ends where its rows still fit inside
+// whole tiles of NR keys: at the largest multiple of MR below each multiple of NR (30 and 60
+// for 6 x 32 tiles). For T = 64 that is rows [0, 30) on keys [0, 32) and rows [30, 64) on all
+// 64: a quarter fewer multiply-adds, where a finer cut would cost more in calls and packing
+// than it saves. A block that would end with only a few rows (the GEMM reads those through a
+// different loop, with its sums in a different order) joins the one before it.
+//
+// Leaving products out changes no bits: what a block skips is scores that are never read
+// (softmax reads keys 0..i only) and multiply-adds by weights that are exactly 0, at the end
+// of a sum (dq, out: K ends early) or at its start (dk, dv: K starts at r0, where a sum of
+// zeros would still be +0).
+struct RowBlock {
+  int64_t r0, r1;  // the rows
+  int64_t keys;    // the keys they see: [0, keys)
+  int64_t cols;    // the score columns computed: keys rounded up to whole tiles (or T)
+};
+std::vector<RowBlock> row_blocks(int64_t T, bool causal) {
+  if (!causal) return {{0, T, T, T}};
+  const GemmBlocking g = gemm_blocking();
+  std::vector<RowBlock> blocks;
+  int64_t r0 = 0;
+  for (int64_t tiles_end = g.NR; tiles_end < T; tiles_end += g.NR) {
+    const int64_t r1 = tiles_end / g.MR * g.MR;
+    if (r1 - r0 >= g.MR && T - r1 >= g.MR) {
+      blocks.push_back({r0, r1, r1, tiles_end});
+      r0 = r1;
+    }
+  }
+  blocks.push_back({r0, T, T, T});
+  return blocks;
+}
+
 // The default scale, written as the composed path writes it: scores / sqrt(D).
 float scale_div(int64_t D) {
   return static_cast<float>(std::sqrt(static_cast<double>(D)));
@@ -53,22 +88,28 @@ FusedAttentionOutput fused_attention_forward(const Tensor& qkv, int64_t heads, b
   float* pout = r.out.data_ptr();
   float* pw = r.weights.data_ptr();
   const float div = scale_div(D);
+  const std::vector<RowBlock> blocks = row_blocks(T, causal);
   for_pairs(d, [&](int64_t n) {
     const int64_t b = n / d.H, h = n % d.H;
     const float* q = pqkv + b * T * C3 + h * D;  // row t of the head's q at q + t * 3C
     const float* k = q + C;
     const float* v = q + 2 * C;
     float* s = pw + n * T * T;
-    gemm(T, T, D, {q, C3, 1}, {k, 1, C3}, s, T, false);  // S = q k^T         (T, T)
-    for (int64_t i = 0; i < T; ++i)                      // P = softmax(S / sqrt(D))
-      causal_softmax_row(s + i * T, s + i * T, T, causal ? i + 1 : T, 1.0f, div);
-    gemm(T, D, T, {s, T, 1}, {v, C3, 1}, pout + b * T * C + h * D, C, false);  // out = P v
+    float* out = pout + b * T * C + h * D;
+    for (const auto [r0, r1, keys, cols] : blocks) {
+      const int64_t rows = r1 - r0;
+      // S = q k^T (T, T), only where these rows can see
+      gemm(rows, cols, D, {q + r0 * C3, C3, 1}, {k, 1, C3}, s + r0 * T, T, false);
+      for (int64_t i = r0; i < r1; ++i)  // P = softmax(S / sqrt(D))
+        causal_softmax_row(s + i * T, s + i * T, T, causal ? i + 1 : T, 1.0f, div);
+      gemm(rows, D, keys, {s + r0 * T, T, 1}, {v, C3, 1}, out + r0 * C, C, false);  // out = P v
+    }
   });
   return r;
 }
 
 Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const Tensor& dout,
-                                int64_t heads) {
+                                int64_t heads, bool causal) {
   const Dims d = check_qkv(qkv, heads, "fused_attention_backward");
   const int64_t T = d.T, C = d.C, C3 = 3 * d.C, D = d.D;
   check(weights.defined() && weights.shape() == Shape{d.B, d.H, T, T} && weights.is_contiguous() &&
@@ -79,6 +120,7 @@ Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const 
   const float *pqkv = qkv.data_ptr(), *pw = weights.data_ptr(), *pdout = dout.data_ptr();
   float* pd = dqkv.data_ptr();
   const float div = scale_div(D);
+  const std::vector<RowBlock> blocks = row_blocks(T, causal);
   for_pairs(d, [&](int64_t n) {
     const int64_t b = n / d.H, h = n % d.H;
     const float* q = pqkv + b * T * C3 + h * D;
@@ -87,15 +129,29 @@ Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const 
     const float* p = pw + n * T * T;
     const float* dO = pdout + b * T * C + h * D;  // row t at dO + t * C
     float* dq = pd + b * T * C3 + h * D;
+    float* dk = dq + C;
+    float* dv = dq + 2 * C;
     thread_local std::vector<float> scratch;
     scratch.resize(static_cast<size_t>(T * T));
     float* ds = scratch.data();
-    gemm(T, T, D, {dO, C, 1}, {v, 1, C3}, ds, T, false);  // dP = dout v^T      (T, T)
-    for (int64_t i = 0; i < T; ++i)                       // dS, in place over dP
-      softmax_backward_row(p + i * T, ds + i * T, ds + i * T, T, 1.0f, div);
-    gemm(T, D, T, {ds, T, 1}, {k, C3, 1}, dq, C3, false);         // dq = dS k
-    gemm(T, D, T, {ds, 1, T}, {q, C3, 1}, dq + C, C3, false);     // dk = dS^T q
-    gemm(T, D, T, {p, 1, T}, {dO, C, 1}, dq + 2 * C, C3, false);  // dv = P^T dout
+    for (const auto [r0, r1, keys, cols] : blocks) {
+      const int64_t rows = r1 - r0;
+      // dP = dout v^T (T, T) where these rows see; 0 where they do not, so that the softmax
+      // rows below read the same numbers as over a full product (their weights are 0 there)
+      gemm(rows, cols, D, {dO + r0 * C, C, 1}, {v, 1, C3}, ds + r0 * T, T, false);
+      for (int64_t i = r0; i < r1; ++i) {  // dS, in place over dP
+        std::fill(ds + i * T + cols, ds + (i + 1) * T, 0.0f);
+        softmax_backward_row(p + i * T, ds + i * T, ds + i * T, T, 1.0f, div);
+      }
+      gemm(rows, D, keys, {ds + r0 * T, T, 1}, {k, C3, 1}, dq + r0 * C3, C3, false);  // dq = dS k
+    }
+    for (const auto [r0, r1, keys, cols] : blocks) {  // keys [r0, r1): seen by queries [r0, T)
+      const int64_t from = causal ? r0 : 0, rows = r1 - r0;
+      gemm(rows, D, T - from, {ds + from * T + r0, 1, T}, {q + from * C3, C3, 1}, dk + r0 * C3, C3,
+           false);  // dk = dS^T q
+      gemm(rows, D, T - from, {p + from * T + r0, 1, T}, {dO + from * C, C, 1}, dv + r0 * C3, C3,
+           false);  // dv = P^T dout
+    }
   });
   return dqkv;
 }

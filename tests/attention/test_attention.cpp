@@ -122,7 +122,9 @@ TEST(AttentionCore, FusedSelfAttentionEqualsSplitHeadsAndTheCoreBitForBit) {
   struct Case {
     int64_t B, T, H, D;
   };
-  for (const Case c : {Case{2, 37, 3, 5}, Case{2, 64, 4, 8}}) {
+  // T = 3 and 5: one block of few rows; 37, 64: two row blocks for causal; 150: four.
+  for (const Case c : {Case{2, 37, 3, 5}, Case{2, 64, 4, 8}, Case{1, 3, 2, 4}, Case{1, 5, 1, 6},
+                       Case{1, 150, 2, 16}}) {
     for (bool causal : {true, false}) {
       const int64_t C = c.H * c.D;
       const Tensor qkv0 = randn({c.B, c.T, 3 * C}, &g), up = randn({c.B, c.T, C}, &g);
