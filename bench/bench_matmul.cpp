@@ -114,6 +114,30 @@ void BM_MatmulAttention(benchmark::State& state) {
 }
 BENCHMARK(BM_MatmulAttention)->Arg(0)->Arg(1)->UseRealTime();
 
+// A Linear's weight gradient, dW (M, N) = dY^T (M, 2048) @ X (2048, N), with dY (2048, M) and
+// X (2048, N) row-major as the backward pass has them (A is a transposed view): the tiny
+// GPT's larger config has these at (384, 128) for q, k, v; (128, 128) for o; (512, 128) for
+// fc and (128, 512) for proj.
+void BM_WeightGrad(benchmark::State& state) {
+  const int64_t M = state.range(0), N = state.range(1), K = 2048;
+  Generator g(2);
+  const std::vector<float> dy = rand({K * M}, &g).to_vector(), x = rand({K * N}, &g).to_vector();
+  std::vector<float> c(static_cast<size_t>(M * N));
+  for (auto _ : state) {
+    gemm(M, N, K, {dy.data(), 1, M}, {x.data(), N, 1}, c.data(), N, false);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * M * N * K / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_WeightGrad)
+    ->ArgNames({"M", "N"})
+    ->Args({384, 128})
+    ->Args({128, 128})
+    ->Args({512, 128})
+    ->Args({128, 512})
+    ->UseRealTime();
+
 // Each step of the ladder at 512^3, one thread (the production step uses the pool).
 template <GemmFn fn>
 void BM_Ladder(benchmark::State& state) {
