@@ -51,7 +51,7 @@ void for_pairs(const Dims& d, Body body) {
 // Leaving products out changes no bits: what a block skips is scores that are never read
 // (softmax reads keys 0..i only) and multiply-adds by weights that are exactly 0, at the end
 // of a sum (dq, out: K ends early) or at its start (dk, dv: K starts at r0, where a sum of
-// zeros would still be +0).
+// zeros would still be +0; see sum_start).
 struct RowBlock {
   int64_t r0, r1;  // the rows
   int64_t keys;    // the keys they see: [0, keys)
@@ -71,6 +71,16 @@ std::vector<RowBlock> row_blocks(int64_t T, bool causal) {
   }
   blocks.push_back({r0, T, T, T});
   return blocks;
+}
+
+// Where dk's and dv's sums over the queries i of keys [r0, ...) may start: at r0, as causal
+// attention lets no earlier query see them. Except that the GEMM cuts a sum longer than its
+// KC into blocks counted from the sum's start, and rounds each block's sum on its own; so a
+// sum that spans several blocks starts at the last block edge at or below r0, where the full
+// sum has one too (the terms from there to r0 are the zeros it adds anyway).
+int64_t sum_start(int64_t r0, int64_t T, bool causal) {
+  const int64_t KC = gemm_blocking().KC;
+  return !causal ? 0 : T <= KC ? r0 : r0 / KC * KC;
 }
 
 // The default scale, written as the composed path writes it: scores / sqrt(D).
@@ -146,7 +156,7 @@ Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const 
       gemm(rows, D, keys, {ds + r0 * T, T, 1}, {k, C3, 1}, dq + r0 * C3, C3, false);  // dq = dS k
     }
     for (const auto [r0, r1, keys, cols] : blocks) {  // keys [r0, r1): seen by queries [r0, T)
-      const int64_t from = causal ? r0 : 0, rows = r1 - r0;
+      const int64_t from = sum_start(r0, T, causal), rows = r1 - r0;
       gemm(rows, D, T - from, {ds + from * T + r0, 1, T}, {q + from * C3, C3, 1}, dk + r0 * C3, C3,
            false);  // dk = dS^T q
       gemm(rows, D, T - from, {p + from * T + r0, 1, T}, {dO + from * C, C, 1}, dv + r0 * C3, C3,

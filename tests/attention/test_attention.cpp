@@ -122,9 +122,10 @@ TEST(AttentionCore, FusedSelfAttentionEqualsSplitHeadsAndTheCoreBitForBit) {
   struct Case {
     int64_t B, T, H, D;
   };
-  // T = 3 and 5: one block of few rows; 37, 64: two row blocks for causal; 150: four.
+  // T = 3 and 5: one block of few rows; 37, 64: two row blocks for causal; 150: five; 400:
+  // thirteen, and sums longer than the GEMM's KC block of 384.
   for (const Case c : {Case{2, 37, 3, 5}, Case{2, 64, 4, 8}, Case{1, 3, 2, 4}, Case{1, 5, 1, 6},
-                       Case{1, 150, 2, 16}}) {
+                       Case{1, 150, 2, 16}, Case{1, 400, 1, 8}}) {
     for (bool causal : {true, false}) {
       const int64_t C = c.H * c.D;
       const Tensor qkv0 = randn({c.B, c.T, 3 * C}, &g), up = randn({c.B, c.T, C}, &g);
