@@ -26,7 +26,8 @@ Tensor Block::attention(const Tensor& x, KVCache* cache) {
     // A whole sequence (training, evaluation, generation without a cache): q, k and v as one
     // Linear of 3C outputs, their weights stacked (the same products, in one GEMM that reads x
     // once), then the heads in one fused node (tensor/fused_attention.h). The same numbers as
-    // the general path below, which the tests hold it to.
+    // the general path below (TinyGpt.BlockFusedAttentionEqualsTheGeneralPath: the output and
+    // the weights' gradients bit for bit, the input's gradient to rounding).
     const Tensor w = cat({q->weight, k->weight, v->weight}, 0);  // (3C, C)
     const Tensor b = cat({q->bias, k->bias, v->bias}, 0);        // (3C,)
     const Tensor qkv = linear(x, w, b);                          // (B, T, 3C)

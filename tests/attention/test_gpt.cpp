@@ -77,6 +77,50 @@ TEST(TinyGpt, TheCausalMaskKeepsTheFutureOut) {
   }
 }
 
+// The Block's attention over a whole sequence takes the fused path: q, k and v as one Linear
+// of stacked weights, then fused_self_attention. The general path (multi_head_attention, what
+// the KV cache and RoPE use) runs three Linears and the attention core. The forward must be
+// the same bits (each output column is the same sum), and so must the weights' and biases'
+// gradients (the same rows of the same products); dx is one GEMM over 3C there and three
+// summed here, so it agrees to rounding.
+TEST(TinyGpt, BlockFusedAttentionEqualsTheGeneralPath) {
+  for (bool causal : {true, false}) {
+    manual_seed(11);
+    Block blk(24, 3, causal, false);
+    Generator g(12);
+    const Tensor x0 = randn({2, 13, 24}, &g), up = randn({2, 13, 24}, &g);
+    std::vector<Tensor> outs, dxs;
+    std::vector<std::vector<Tensor>> grads;
+    for (bool fused : {true, false}) {
+      blk.zero_grad();
+      const Tensor x = requires_grad_(raw::clone(x0));
+      Tensor y;
+      if (fused) {
+        y = blk.attention(x, nullptr);
+      } else {
+        MultiHeadOptions o;
+        o.causal = causal;
+        y = multi_head_attention(x, *blk.q, *blk.k, *blk.v, *blk.o, 3, o, MultiHeadCall{});
+      }
+      backward(y, up);
+      outs.push_back(y);
+      dxs.push_back(grad(x));
+      std::vector<Tensor> gs;
+      for (const auto& [name, p] : blk.named_parameters()) gs.push_back(grad(p));
+      grads.push_back(gs);
+    }
+    EXPECT_TRUE(testing::tensor_equal(outs[0], outs[1])) << "causal " << causal;
+    EXPECT_TRUE(testing::tensor_near(dxs[0], dxs[1], 1e-5)) << "causal " << causal;
+    const auto params = blk.named_parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const std::string& name = params[i].first;
+      if (name.rfind("ln", 0) == 0 || name.rfind("fc", 0) == 0 || name.rfind("proj", 0) == 0)
+        continue;  // not part of attention: no gradient here
+      EXPECT_TRUE(testing::tensor_equal(grads[0][i], grads[1][i])) << name << " causal " << causal;
+    }
+  }
+}
+
 TEST(TinyGpt, RejectsBadInput) {
   EXPECT_THROW(GPT(GPTConfig{10, 10, 3, 1, 8, true}), Error);  // 10 % 3 != 0
   EXPECT_THROW(GPT(GPTConfig{0, 8, 2, 1, 8, true}), Error);
