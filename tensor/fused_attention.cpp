@@ -53,23 +53,22 @@ void for_pairs(const Dims& d, Body body) {
 // of a sum (dq, out: K ends early) or at its start (dk, dv: K starts at r0, where a sum of
 // zeros would still be +0; see sum_start).
 struct RowBlock {
-  int64_t r0, r1;  // the rows
-  int64_t keys;    // the keys they see: [0, keys)
-  int64_t cols;    // the score columns computed: keys rounded up to whole tiles (or T)
+  int64_t r0, r1;  // the rows; they see keys [0, r1) (all T when not causal: one block)
+  int64_t cols;    // the score columns computed: r1 rounded up to whole tiles (or T)
 };
 std::vector<RowBlock> row_blocks(int64_t T, bool causal) {
-  if (!causal) return {{0, T, T, T}};
+  if (!causal) return {{0, T, T}};
   const GemmBlocking g = gemm_blocking();
   std::vector<RowBlock> blocks;
   int64_t r0 = 0;
   for (int64_t tiles_end = g.NR; tiles_end < T; tiles_end += g.NR) {
     const int64_t r1 = tiles_end / g.MR * g.MR;
     if (r1 - r0 >= g.MR && T - r1 >= g.MR) {
-      blocks.push_back({r0, r1, r1, tiles_end});
+      blocks.push_back({r0, r1, tiles_end});
       r0 = r1;
     }
   }
-  blocks.push_back({r0, T, T, T});
+  blocks.push_back({r0, T, T});
   return blocks;
 }
 
@@ -106,13 +105,13 @@ FusedAttentionOutput fused_attention_forward(const Tensor& qkv, int64_t heads, b
     const float* v = q + 2 * C;
     float* s = pw + n * T * T;
     float* out = pout + b * T * C + h * D;
-    for (const auto [r0, r1, keys, cols] : blocks) {
+    for (const auto [r0, r1, cols] : blocks) {
       const int64_t rows = r1 - r0;
       // S = q k^T (T, T), only where these rows can see
       gemm(rows, cols, D, {q + r0 * C3, C3, 1}, {k, 1, C3}, s + r0 * T, T, false);
       for (int64_t i = r0; i < r1; ++i)  // P = softmax(S / sqrt(D))
         causal_softmax_row(s + i * T, s + i * T, T, causal ? i + 1 : T, 1.0f, div);
-      gemm(rows, D, keys, {s + r0 * T, T, 1}, {v, C3, 1}, out + r0 * C, C, false);  // out = P v
+      gemm(rows, D, r1, {s + r0 * T, T, 1}, {v, C3, 1}, out + r0 * C, C, false);  // out = P v
     }
   });
   return r;
@@ -144,7 +143,7 @@ Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const 
     thread_local std::vector<float> scratch;
     scratch.resize(static_cast<size_t>(T * T));
     float* ds = scratch.data();
-    for (const auto [r0, r1, keys, cols] : blocks) {
+    for (const auto [r0, r1, cols] : blocks) {
       const int64_t rows = r1 - r0;
       // dP = dout v^T (T, T) where these rows see; 0 where they do not, so that the softmax
       // rows below read the same numbers as over a full product (their weights are 0 there)
@@ -153,9 +152,9 @@ Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const 
         std::fill(ds + i * T + cols, ds + (i + 1) * T, 0.0f);
         softmax_backward_row(p + i * T, ds + i * T, ds + i * T, T, 1.0f, div);
       }
-      gemm(rows, D, keys, {ds + r0 * T, T, 1}, {k, C3, 1}, dq + r0 * C3, C3, false);  // dq = dS k
+      gemm(rows, D, r1, {ds + r0 * T, T, 1}, {k, C3, 1}, dq + r0 * C3, C3, false);  // dq = dS k
     }
-    for (const auto [r0, r1, keys, cols] : blocks) {  // keys [r0, r1): seen by queries [r0, T)
+    for (const auto [r0, r1, cols] : blocks) {  // keys [r0, r1): seen by queries [r0, T)
       const int64_t from = sum_start(r0, T, causal), rows = r1 - r0;
       gemm(rows, D, T - from, {ds + from * T + r0, 1, T}, {q + from * C3, C3, 1}, dk + r0 * C3, C3,
            false);  // dk = dS^T q
