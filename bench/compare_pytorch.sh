@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# compare_pytorch.sh: the tiny GPT's training speed against its PyTorch twin, interleaved.
+#
+# Each round runs the reference (shared/reference/tiny_gpt_reference.py, PyTorch 1.13 under
+# /usr/bin/python3) and then lesson 15 on the same corpus, flags and steps, and prints both
+# tokens/s and their ratio; the last line is the median ratio over the rounds. The machine is
+# shared and noisy, so only ratios from one run of this script, and their median, mean much.
+#
+#   bash bench/compare_pytorch.sh ROUNDS default|larger [STEPS] [TORCH_THREADS] [QKV_THREADS]
+#
+# default: n_embd 64, 4 heads, 2 layers, block 32, batch 16 (the reference's defaults);
+# larger:  n_embd 128, 4 heads, 4 layers, block 64, batch 32. STEPS defaults to the
+# reference's 200; TORCH_THREADS to 1 and QKV_THREADS to 2 (each side's best on 2 cores).
+# OPENBLAS_* are unset for PyTorch, as issue 8 asks: OpenBLAS then runs its GEMMs on its own
+# pool of one thread per core, whatever torch.set_num_threads says (bench/README.md).
+#
+# Needs a release build (cmake --preset release && cmake --build --preset release), the
+# reference beside the checkout (../shared/reference, or REFERENCE=path) and PyTorch
+# (apt-get install python3-torch). Neither PyTorch nor this script is part of the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${1:?usage: compare_pytorch.sh ROUNDS default|larger [STEPS] [TORCH_THREADS] [QKV_THREADS]}
+config=${2:?usage: compare_pytorch.sh ROUNDS default|larger [STEPS] [TORCH_THREADS] [QKV_THREADS]}
+steps=${3:-200}
+torch_threads=${4:-1}
+qkv_threads=${5:-2}
+reference=${REFERENCE:-../shared/reference/tiny_gpt_reference.py}
+program=./build/release/tutorials/15_train_tiny_gpt
+corpus=${CORPUS:-/tmp/qkv_compare_corpus.txt}
+
+case "$config" in
+  default) flags=(--steps "$steps") ;;
+  larger) flags=(--n_embd 128 --n_layer 4 --block 64 --batch 32 --steps "$steps") ;;
+  *) echo "compare_pytorch.sh: config must be default or larger, got '$config'" >&2; exit 2 ;;
+esac
+[ -x "$program" ] || { echo "compare_pytorch.sh: build first: $program not found" >&2; exit 2; }
+[ -f "$reference" ] || { echo "compare_pytorch.sh: reference not found: $reference" >&2; exit 2; }
+[ -f "$corpus" ] || "$program" --write_corpus "$corpus" >/dev/null
+
+# Runs a command with its output in a log; prints the summary's tokens/s, or the log on failure.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+tokens_per_s() {
+  "$@" >"$log" 2>&1 || { cat "$log" >&2; echo "compare_pytorch.sh: failed: $*" >&2; exit 1; }
+  grep -o 'tokens_per_s=[0-9.]*' "$log" | cut -d= -f2
+}
+ratios=()
+for r in $(seq 1 "$rounds"); do
+  torch=$(tokens_per_s env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 "$reference" \
+    --data "$corpus" "${flags[@]}" --threads "$torch_threads" --log_every 100000)
+  qkv=$(tokens_per_s "$program" --data "$corpus" "${flags[@]}" --threads "$qkv_threads" \
+    --no_compare --sample 0 --log_every 100000)
+  ratio=$(awk -v q="$qkv" -v t="$torch" 'BEGIN { printf "%.2f", q / t }')
+  ratios+=("$ratio")
+  echo "round $r: PyTorch ($torch_threads thr) $torch tokens/s, qkv ($qkv_threads thr) $qkv tokens/s, ratio $ratio"
+done
+printf '%s\n' "${ratios[@]}" | sort -n |
+  awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+         printf "median ratio over %d rounds: %.2f (min %.2f, max %.2f)\n", NR, m, v[1], v[NR] }'
