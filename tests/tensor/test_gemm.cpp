@@ -21,11 +21,13 @@ struct Dims {
   int64_t M, N, K;
 };
 // 1, 7, 33, 129, 257 and friends: none a multiple of MR = 6, NR = 32, MC = 96 or KC = 384,
-// plus K = 1, empty products, a K that crosses a KC block boundary, and M <= 4 (the few-rows
-// path that reads B in place).
-const std::vector<Dims> kDims = {
-    {1, 1, 1}, {7, 33, 129}, {33, 7, 1}, {129, 257, 33}, {257, 129, 7}, {6, 32, 384}, {97, 65, 385},
-    {0, 5, 3}, {5, 0, 3},    {5, 3, 0},  {1, 300, 800},  {200, 1, 17},  {4, 70, 33},  {3, 129, 20}};
+// plus K = 1, empty products, a K that crosses a KC block boundary, M <= 4 (the few-rows
+// path that reads B in place), and K of 2 and 4 chunks of 1024 and more (with A transposed,
+// the production GEMM sums those in K chunks, as for a weight gradient).
+const std::vector<Dims> kDims = {{1, 1, 1},     {7, 33, 129}, {33, 7, 1},     {129, 257, 33},
+                                 {257, 129, 7}, {6, 32, 384}, {97, 65, 385},  {0, 5, 3},
+                                 {5, 0, 3},     {5, 3, 0},    {1, 300, 800},  {200, 1, 17},
+                                 {4, 70, 33},   {3, 129, 20}, {33, 17, 2100}, {9, 40, 4100}};
 
 // Operands as (rows, cols) data with the given layout: transposed ones are stored K-major.
 struct Operand {
@@ -97,6 +99,10 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
     check_threads(d, false, 4);
   // A transposed (packed, as in a weight gradient dY^T X): cut by columns when N > M.
   for (Dims d : {Dims{128, 512, 300}, Dims{100, 70, 200}}) check_threads(d, true, 7);
+  // ... and over K >= 2048, summed in K chunks: 2 (K = 2500, an odd cut at 1250), 4 (K = 4500)
+  // and the most there are (K = 9000 still makes 4), whose count must not follow the threads.
+  for (Dims d : {Dims{130, 70, 2500}, Dims{7, 33, 4500}, Dims{50, 20, 9000}})
+    check_threads(d, true, 8);
   // Batched matmul too (the attention shapes split over batches, not rows).
   Generator g(6);
   Tensor q = randn({6, 40, 8}, &g), k = randn({6, 40, 8}, &g);
