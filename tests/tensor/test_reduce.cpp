@@ -175,6 +175,39 @@ TEST(Reduce, LargeSumsAreTheSameOnOneAndThreeThreads) {
   EXPECT_TRUE(testing::tensor_near(raw::sum(rows, 0), {61}, expected, 1e-5));
 }
 
+// A sum over a leading or middle dim runs in blocks of 32, then 8, then single columns, with
+// the sums in registers; each column is still added row after row in double. So it must be bit
+// for bit the obvious loop, for widths that leave every kind of remainder, on 1 and 2 threads
+// (the threads take ranges of 16 columns), and for the mean (the same sum times 1/n).
+TEST(Reduce, ColumnSumsAreBitForBitTheSequentialDoubleSum) {
+  const int saved = num_threads();
+  for (int64_t outer : {1, 3})
+    for (int64_t inner : {1, 7, 8, 31, 32, 33, 45, 100, 512}) {
+      const int64_t n = 300;
+      Generator g(static_cast<uint64_t>(20 + inner));
+      const Tensor a = randn({outer, n, inner}, &g);
+      const auto v = a.to_vector();
+      std::vector<float> sum(static_cast<size_t>(outer * inner)), mean(sum.size());
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t k = 0; k < inner; ++k) {
+          double acc = 0;
+          for (int64_t i = 0; i < n; ++i) acc += v[static_cast<size_t>((o * n + i) * inner + k)];
+          sum[static_cast<size_t>(o * inner + k)] = static_cast<float>(acc);
+          mean[static_cast<size_t>(o * inner + k)] =
+              static_cast<float>(acc * (1.0 / static_cast<double>(n)));
+        }
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        const std::string where = "outer " + std::to_string(outer) + ", inner " +
+                                  std::to_string(inner) + ", " + std::to_string(threads) +
+                                  " threads";
+        EXPECT_EQ(raw::sum(a, 1).to_vector(), sum) << where;
+        EXPECT_EQ(raw::mean(a, 1).to_vector(), mean) << where;
+      }
+    }
+  set_num_threads(saved);
+}
+
 // lane_sum's vector form (GCC, Clang) and its portable scalar form (other compilers) add the
 // same numbers in the same order: the same bits, for every tail length, in float and in double
 // lanes. Both are held to a plain 8-lane reference too.
