@@ -104,6 +104,41 @@ void SGD::step() {
   ++steps_;
 }
 
+namespace {
+
+// One Adam step's float constants, handed to the element loop by value. The loop owns that
+// copy, so the compiler knows no store to p, m or v can change a constant, and keeps them all in
+// registers. Read through references (a lambda's [&] captures), they had to be reloaded after
+// every store, and the loop stayed scalar: a division and a square root per element, one at a
+// time, 1.5 ms of the larger tiny GPT's 70 ms step (0.55-0.62 ms as vector code). The kind of
+// weight decay is a template parameter for the same reason: no test inside the loop.
+struct AdamScalars {
+  float step_size, bias_correction2_sqrt, b1, b2, one_minus_b1, one_minus_b2, eps, wd, decay;
+};
+enum class Decay { none, coupled, decoupled };
+
+// One pass per element, in torch's order of operations (float):
+//   p *= 1 - lr wd (AdamW)  or  g += wd p (Adam, when wd != 0)
+//   m = b1 m + (1 - b1) g          v = b2 v + (1 - b2) g^2
+//   p -= step_size * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// Vector or scalar, each element goes through the same IEEE operations.
+template <Decay kDecay>
+void adam_update(const AdamScalars c, float* pp, float* pm, float* pv, const float* pg, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    float g = pg[j], p = pp[j];
+    if constexpr (kDecay == Decay::decoupled) p = p * c.decay;
+    if constexpr (kDecay == Decay::coupled) g = g + p * c.wd;
+    const float m = pm[j] * c.b1 + g * c.one_minus_b1;
+    const float v = pv[j] * c.b2 + g * g * c.one_minus_b2;
+    pm[j] = m;
+    pv[j] = v;
+    const float denom = std::sqrt(v) / c.bias_correction2_sqrt + c.eps;
+    pp[j] = p - m / denom * c.step_size;
+  }
+}
+
+}  // namespace
+
 Adam::Adam(std::vector<Tensor> params, double lr, double b1, double b2, double e, double wd,
            bool decoupled)
     : Optimizer(std::move(params), lr),
@@ -122,13 +157,15 @@ void Adam::step() {
   // Python floats in torch: these scalars are computed in double, then used as float.
   const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(t));
   const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(t));
-  const float step_size = static_cast<float>(lr_ / bias_correction1);
-  const float bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
-  const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
-  const float one_minus_b1 = static_cast<float>(1 - beta1),
-              one_minus_b2 = static_cast<float>(1 - beta2);
-  const float e = static_cast<float>(eps), wd = static_cast<float>(weight_decay);
-  const float decay = static_cast<float>(1 - lr_ * weight_decay);  // AdamW's p *= 1 - lr wd
+  const AdamScalars c{.step_size = static_cast<float>(lr_ / bias_correction1),
+                      .bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2)),
+                      .b1 = static_cast<float>(beta1),
+                      .b2 = static_cast<float>(beta2),
+                      .one_minus_b1 = static_cast<float>(1 - beta1),
+                      .one_minus_b2 = static_cast<float>(1 - beta2),
+                      .eps = static_cast<float>(eps),
+                      .wd = static_cast<float>(weight_decay),
+                      .decay = static_cast<float>(1 - lr_ * weight_decay)};  // AdamW: p *= decay
   std::vector<Tensor>& ms = buffers("exp_avg");
   std::vector<Tensor>& vs = buffers("exp_avg_sq");
   // Every element is updated on its own, so the parameters are laid end to end as one long
@@ -155,33 +192,20 @@ void Adam::step() {
     total += p.numel();
     p.impl().storage->bump_version();  // written in place below, as raw::copy_ would count it
   }
-  const bool decoupled = decoupled_weight_decay;
-  // One pass per element, in torch's order of operations (float):
-  //   p *= 1 - lr wd (AdamW)  or  g += wd p (Adam)
-  //   m = b1 m + (1 - b1) g          v = b2 v + (1 - b2) g^2
-  //   p -= step_size * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
-  auto update = [&](float* pp, float* pm, float* pv, const float* pg, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) {
-      float g = pg[j];
-      if (decoupled) {
-        pp[j] = pp[j] * decay;
-      } else if (wd != 0.0f) {
-        g = g + pp[j] * wd;
-      }
-      const float m = pm[j] * b1 + g * one_minus_b1;
-      const float v = pv[j] * b2 + g * g * one_minus_b2;
-      pm[j] = m;
-      pv[j] = v;
-      const float denom = std::sqrt(v) / bias_correction2_sqrt + e;
-      pp[j] = pp[j] - m / denom * step_size;
-    }
-  };
+  const Decay decay = decoupled_weight_decay ? Decay::decoupled
+                      : c.wd != 0.0f         ? Decay::coupled
+                                             : Decay::none;
   parallel_chunks(total, [&](int64_t lo, int64_t hi) {
     for (const Span& s : spans) {
       const int64_t a = std::max(lo, s.begin), b = std::min(hi, s.begin + s.n);
       if (a >= b) continue;
       const int64_t o = a - s.begin;
-      update(s.p + o, s.m + o, s.v + o, s.g + o, b - a);
+      if (decay == Decay::decoupled)
+        adam_update<Decay::decoupled>(c, s.p + o, s.m + o, s.v + o, s.g + o, b - a);
+      else if (decay == Decay::coupled)
+        adam_update<Decay::coupled>(c, s.p + o, s.m + o, s.v + o, s.g + o, b - a);
+      else
+        adam_update<Decay::none>(c, s.p + o, s.m + o, s.v + o, s.g + o, b - a);
     }
   });
   ++steps_;
