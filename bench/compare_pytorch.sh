@@ -2,9 +2,10 @@
 # compare_pytorch.sh: the tiny GPT's training speed against its PyTorch twin, interleaved.
 #
 # Each round runs the reference (shared/reference/tiny_gpt_reference.py, PyTorch 1.13 under
-# /usr/bin/python3) and then lesson 15 on the same corpus, flags and steps, and prints both
-# tokens/s and their ratio; the last line is the median ratio over the rounds. The machine is
-# shared and noisy, so only ratios from one run of this script, and their median, mean much.
+# /usr/bin/python3) and lesson 15 on the same corpus, flags and steps, one after the other
+# (PyTorch first in odd rounds, qkv first in even ones), and prints both tokens/s and their
+# ratio; the last line is the median ratio over the rounds. The machine is shared and noisy,
+# so only ratios from one run of this script, and their median, mean much.
 #
 #   bash bench/compare_pytorch.sh ROUNDS default|larger [STEPS] [TORCH_THREADS] [QKV_THREADS]
 #
@@ -46,11 +47,18 @@ tokens_per_s() {
   grep -o 'tokens_per_s=[0-9.]*' "$log" | cut -d= -f2
 }
 ratios=()
-for r in $(seq 1 "$rounds"); do
+run_torch() {
   torch=$(tokens_per_s env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 "$reference" \
     --data "$corpus" "${flags[@]}" --threads "$torch_threads" --log_every 100000)
+}
+run_qkv() {
   qkv=$(tokens_per_s "$program" --data "$corpus" "${flags[@]}" --threads "$qkv_threads" \
     --no_compare --sample 0 --log_every 100000)
+}
+# The order alternates: on this host the second of two back-to-back runs was measured up to
+# 10% slower than the first, whichever program it was.
+for r in $(seq 1 "$rounds"); do
+  if ((r % 2)); then run_torch; run_qkv; else run_qkv; run_torch; fi
   ratio=$(awk -v q="$qkv" -v t="$torch" 'BEGIN { printf "%.2f", q / t }')
   ratios+=("$ratio")
   echo "round $r: PyTorch ($torch_threads thr) $torch tokens/s, qkv ($qkv_threads thr) $qkv tokens/s, ratio $ratio"
