@@ -568,7 +568,7 @@ constexpr int64_t kKChunk = 1024, kMaxKChunks = 4;
 // than a few rows (those read B in place) and below the shared-B size. An epilogue is applied
 // after the chunks are added, to the finished sums, as the micro-kernel applies it.
 int64_t k_chunks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t a_cs) {
-  if (batches != 1 || a_cs == 1 || M <= kFewRows || N == 0 || M * N * K < kParallelMinWork ||
+  if (batches != 1 || a_cs == 1 || M <= kFewRows || M * N * K < kParallelMinWork ||
       M * N * K >= kSharedBMinWork)
     return 1;
   return std::min(kMaxKChunks, K / kKChunk);

@@ -154,16 +154,12 @@ Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) 
           const float* rows = x + (o * n + i0) * inner;
           const int64_t count = std::min(kRowChunk, n - i0);
           int64_t c = j0;
-          for (; c + 32 <= j1; c += 32)
-            column_block(rows + c, count, &sums[static_cast<size_t>(c - j0)],
-                         std::integral_constant<int64_t, 32>{});
-          for (; c + 8 <= j1; c += 8)
-            column_block(rows + c, count, &sums[static_cast<size_t>(c - j0)],
-                         std::integral_constant<int64_t, 8>{});
-          if (c < j1)  // the last 1 to 7 columns
-            with_constant_width(j1 - c, [&](auto w) {
-              column_block(rows + c, count, &sums[static_cast<size_t>(c - j0)], w);
-            });
+          auto block_at_c = [&](auto w) {
+            column_block(rows + c, count, sums.data() + (c - j0), w);
+          };
+          for (; c + 32 <= j1; c += 32) block_at_c(std::integral_constant<int64_t, 32>{});
+          for (; c + 8 <= j1; c += 8) block_at_c(std::integral_constant<int64_t, 8>{});
+          if (c < j1) with_constant_width(j1 - c, block_at_c);  // the last 1 to 7 columns
         }
         for (int64_t j = j0; j < j1; ++j)
           y[o * inner + j] = static_cast<float>(sums[static_cast<size_t>(j - j0)] * scale);
