@@ -19,31 +19,37 @@ namespace {
 // The row kernels' lane count: sums and maxima run in kLanes independent accumulators.
 constexpr int kLanes = 16;
 
+// The row kernels take the row's length n as an int64_t, or as a std::integral_constant when
+// it is known at compile time (attention's rows, below): then the loops have constant trip
+// counts and the compiler keeps a short row in registers. The same code, so the same bits.
+//
 // y[i] = e^(x[i] - m) for a row, and the sum of them. Three plain loops the compiler turns
 // into vector code (subtract, exp, then a sum over kLanes independent accumulators, whose
 // order of additions depends only on n: the same result on any number of threads).
-float exp_and_sum(const float* x, float m, float* y, int64_t n) {
+template <class Length>
+float exp_and_sum(const float* x, float m, float* y, Length n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
   for (int64_t i = 0; i < n; ++i) y[i] = detail::vector_exp(y[i]);
+  const int64_t whole = n / kLanes * kLanes;  // the rest, n % kLanes, is added after the lanes
   float lane[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
+  for (int64_t i = 0; i < whole; i += kLanes)
     for (int j = 0; j < kLanes; ++j) lane[j] += y[i + j];
   float s = 0.0f;
   for (int j = 0; j < kLanes; ++j) s += lane[j];
-  for (; i < n; ++i) s += y[i];
+  for (int64_t i = whole; i < n; ++i) s += y[i];
   return s;
 }
 
-float row_max(const float* x, int64_t n) {
+template <class Length>
+float row_max(const float* x, Length n) {
+  const int64_t whole = n / kLanes * kLanes;
   float lane[kLanes];
   for (float& l : lane) l = -INFINITY;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
+  for (int64_t i = 0; i < whole; i += kLanes)
     for (int j = 0; j < kLanes; ++j) lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
   float m = -INFINITY;
   for (int j = 0; j < kLanes; ++j) m = std::max(m, lane[j]);
-  for (; i < n; ++i) m = std::max(m, x[i]);
+  for (int64_t i = whole; i < n; ++i) m = std::max(m, x[i]);
   return m;
 }
 
@@ -58,8 +64,8 @@ void for_each_row_parallel(int64_t rows, int64_t numel, Body body) {
 }
 
 // One contiguous row: m = max, s = sum e^(x - m), then y = e^(x - m) / s (or x - m - log s).
-template <bool kLog>
-void softmax_row(const float* x, float* y, int64_t n) {
+template <bool kLog, class Length = int64_t>
+void softmax_row(const float* x, float* y, Length n) {
   const float m = row_max(x, n);
   const float s = exp_and_sum(x, m, y, n);
   if constexpr (kLog) {
@@ -119,8 +125,23 @@ void causal_softmax_row(const float* x, float* y, int64_t n, int64_t visible, fl
   // row would (the chunks left out would only add zeros), so the result is bit for bit the
   // general path's, without the exponentials of the chunks that are all hidden.
   const int64_t len = std::min<int64_t>(n, (visible + kLanes - 1) / kLanes * kLanes);
-  for (int64_t j = 0; j < len; ++j) y[j] = j < visible ? x[j] * scale_mul / scale_div : -INFINITY;
-  softmax_row<false>(y, y, len);
+  // Rows of 16 to 64 (attention's up to T = 64) with the length fixed at compile time.
+  const auto row = [&](auto length) {
+    for (int64_t j = 0; j < length; ++j)
+      y[j] = j < visible ? x[j] * scale_mul / scale_div : -INFINITY;
+    softmax_row<false>(y, y, length);
+  };
+  if (len == kLanes) {
+    row(std::integral_constant<int64_t, kLanes>{});
+  } else if (len == 2 * kLanes) {
+    row(std::integral_constant<int64_t, 2 * kLanes>{});
+  } else if (len == 3 * kLanes) {
+    row(std::integral_constant<int64_t, 3 * kLanes>{});
+  } else if (len == 4 * kLanes) {
+    row(std::integral_constant<int64_t, 4 * kLanes>{});
+  } else {
+    row(len);
+  }
   std::fill(y + len, y + n, 0.0f);
 }
 

@@ -1,4 +1,8 @@
 // test_reduce.cpp: reductions and softmax against naive double-precision loops over every dim.
+#include <bit>
+#include <cmath>
+
+#include "tensor/softmax.h"
 #include "tests/tensor/lane_sum_forms.h"
 #include "tests/testing.h"
 
@@ -330,6 +334,33 @@ TEST(Softmax, LongRowsAreAccurateAndThreadIndependent) {
   const Tensor with_nan = raw::softmax(tensor({{1.0f, NAN, 2.0f}, {1.0f, 2.0f, 3.0f}}), -1);
   EXPECT_TRUE(std::isnan(with_nan.at({0, 0})));
   EXPECT_FALSE(std::isnan(with_nan.at({1, 0})));
+}
+
+// causal_softmax_row (attention's rows: keys [0, visible) of n) is softmax over the row with
+// the hidden keys at -inf, bit for bit: the general path (masked_fill, then softmax) and the
+// fused attention kernel must agree exactly. Rows of 16 to 64 keys after rounding take a
+// separate kernel with the length fixed at compile time; the others, the general loops.
+TEST(Softmax, CausalRowIsTheMaskedSoftmaxBitForBit) {
+  Generator g(21);
+  const float mul = 1.5f, div = std::sqrt(32.0f);
+  for (int64_t n : {5, 16, 17, 33, 48, 64, 65, 100}) {
+    const auto x = raw::mul(randn({n}, &g), 4.0f).to_vector<float>();
+    for (int64_t visible = 0; visible <= n; ++visible) {
+      std::vector<float> masked(static_cast<size_t>(n));
+      for (int64_t j = 0; j < n; ++j)
+        masked[static_cast<size_t>(j)] =
+            j < visible ? x[static_cast<size_t>(j)] * mul / div : -INFINITY;
+      const auto expected = visible == 0
+                                ? std::vector<float>(static_cast<size_t>(n), 0.0f)
+                                : raw::softmax(from_vector(masked, {n}), 0).to_vector<float>();
+      std::vector<float> got(static_cast<size_t>(n), -1.0f);
+      raw::causal_softmax_row(x.data(), got.data(), n, visible, mul, div);
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[static_cast<size_t>(j)]),
+                  std::bit_cast<uint32_t>(expected[static_cast<size_t>(j)]))
+            << "n " << n << " visible " << visible << " key " << j;
+    }
+  }
 }
 
 }  // namespace
