@@ -22,12 +22,14 @@ struct Dims {
 };
 // 1, 7, 33, 129, 257 and friends: none a multiple of MR = 6, NR = 32, MC = 96 or KC = 384,
 // plus K = 1, empty products, a K that crosses a KC block boundary, M <= 4 (the few-rows
-// path that reads B in place), and K of 2 and 4 chunks of 1024 and more (with A transposed,
-// the production GEMM sums those in K chunks, as for a weight gradient).
-const std::vector<Dims> kDims = {{1, 1, 1},     {7, 33, 129}, {33, 7, 1},     {129, 257, 33},
-                                 {257, 129, 7}, {6, 32, 384}, {97, 65, 385},  {0, 5, 3},
-                                 {5, 0, 3},     {5, 3, 0},    {1, 300, 800},  {200, 1, 17},
-                                 {4, 70, 33},   {3, 129, 20}, {33, 17, 2100}, {9, 40, 4100}};
+// path that reads B in place), K of 2 and 4 chunks of 1024 and more (with A transposed, the
+// production GEMM sums those in K chunks, as for a weight gradient), and N = NR = 32 with M on
+// both sides of 2 MC = 192 (a small product reads a row-major B of one micro-panel in place).
+const std::vector<Dims> kDims = {{1, 1, 1},     {7, 33, 129},  {33, 7, 1},     {129, 257, 33},
+                                 {257, 129, 7}, {6, 32, 384},  {97, 65, 385},  {0, 5, 3},
+                                 {5, 0, 3},     {5, 3, 0},     {1, 300, 800},  {200, 1, 17},
+                                 {4, 70, 33},   {3, 129, 20},  {33, 17, 2100}, {9, 40, 4100},
+                                 {50, 32, 700}, {192, 32, 30}, {193, 32, 30}};
 
 // Operands as (rows, cols) data with the given layout: transposed ones are stored K-major.
 struct Operand {
