@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <vector>
 
 #include "tensor/iterate.h"
@@ -82,28 +81,6 @@ Tensor flat(const Tensor& a) {
 }  // namespace
 
 namespace {
-// Calls f(std::integral_constant<int64_t, w>{}) for a w in [1, 7] known only at run time, so
-// that f's loops over w columns are compiled once per width, each with a constant bound.
-template <class F>
-void with_constant_width(int64_t w, F f) {
-  switch (w) {
-    case 1:
-      return f(std::integral_constant<int64_t, 1>{});
-    case 2:
-      return f(std::integral_constant<int64_t, 2>{});
-    case 3:
-      return f(std::integral_constant<int64_t, 3>{});
-    case 4:
-      return f(std::integral_constant<int64_t, 4>{});
-    case 5:
-      return f(std::integral_constant<int64_t, 5>{});
-    case 6:
-      return f(std::integral_constant<int64_t, 6>{});
-    default:
-      return f(std::integral_constant<int64_t, 7>{});
-  }
-}
-
 // The sum over one dim of a contiguous tensor, viewed as (outer, n, inner), in double, times
 // `scale` (1, or 1/n for the mean). For a middle or leading dim, blocks of up to 32 neighbouring
 // columns are summed down chunks of rows, row after row, into accumulators that stay in
@@ -159,7 +136,8 @@ Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) 
           };
           for (; c + 32 <= j1; c += 32) block_at_c(std::integral_constant<int64_t, 32>{});
           for (; c + 8 <= j1; c += 8) block_at_c(std::integral_constant<int64_t, 8>{});
-          if (c < j1) with_constant_width(j1 - c, block_at_c);  // the last 1 to 7 columns
+          // the last 1 to 7 columns
+          if (c < j1) detail::with_constant<1, 2, 3, 4, 5, 6, 7>(j1 - c, block_at_c);
         }
         for (int64_t j = j0; j < j1; ++j)
           y[o * inner + j] = static_cast<float>(sums[static_cast<size_t>(j - j0)] * scale);

@@ -131,17 +131,7 @@ void causal_softmax_row(const float* x, float* y, int64_t n, int64_t visible, fl
       y[j] = j < visible ? x[j] * scale_mul / scale_div : -INFINITY;
     softmax_row<false>(y, y, length);
   };
-  if (len == kLanes) {
-    row(std::integral_constant<int64_t, kLanes>{});
-  } else if (len == 2 * kLanes) {
-    row(std::integral_constant<int64_t, 2 * kLanes>{});
-  } else if (len == 3 * kLanes) {
-    row(std::integral_constant<int64_t, 3 * kLanes>{});
-  } else if (len == 4 * kLanes) {
-    row(std::integral_constant<int64_t, 4 * kLanes>{});
-  } else {
-    row(len);
-  }
+  detail::with_constant<kLanes, 2 * kLanes, 3 * kLanes, 4 * kLanes>(len, row);
   std::fill(y + len, y + n, 0.0f);
 }
 

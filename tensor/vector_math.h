@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 // For lambdas handed to an elementwise loop: without it, a lambda this long may be compiled as
 // a call per element, and a loop with a call in it is never vectorised.
@@ -22,6 +23,19 @@
 #endif
 
 namespace qkv::detail {
+
+// with_constant<V1, V2, ...>(n, f): calls f(std::integral_constant<int64_t, V>{}) for the V
+// equal to n, so that f's loops over n elements are compiled with a constant trip count (no
+// remainder loop; a short row's sums stay in registers), or f(n) as a plain int64_t when no V
+// matches. The column sums of reduce.cpp use it for the last 1 to 7 columns of a block, the
+// attention rows of softmax.cpp for rows of 16 to 64 keys. Either way it is one body of code,
+// so the arithmetic, and its bits, are the same whichever form runs.
+template <int64_t... Vs, class F>
+QKV_ALWAYS_INLINE inline void with_constant(int64_t n, F f) {
+  const bool matched =
+      ((n == Vs ? (f(std::integral_constant<int64_t, Vs>{}), true) : false) || ...);
+  if (!matched) f(n);
+}
 
 // e^x, written so the compiler can run 8 or 16 of them at once (no calls, no branches):
 // Cephes' expf, as in avx_mathfun. x = n ln2 + r with |r| <= ln2 / 2, then e^x = 2^n e^r with
