@@ -99,6 +99,32 @@ TEST(Allocator, AFullCacheEvictsIdleBlocksOfOtherSizesForTheOneJustFreed) {
   EXPECT_EQ(cached_bytes(), 0u);
 }
 
+TEST(Allocator, LargeBlocksAreWholeHugePagesWhereTheSystemHasThem) {
+  empty_cache();
+  if (!huge_page_blocks()) {
+    // Blocks at their size class, 64-byte aligned (the cache itself may be off: ASan).
+    const Tensor t = Tensor::empty({1 << 18});
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data_ptr()) % 64, 0u);
+    GTEST_SKIP() << "no huge-page blocks on this system or build";
+  }
+  const size_t huge = size_t{2} << 20;
+  {
+    const Tensor a = Tensor::empty({1 << 18});  // 1 MiB: a block of one 2 MiB page
+    const Tensor b = Tensor::empty({3 << 18});  // 3 MiB: two pages
+    for (const Tensor* t : {&a, &b}) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(t->data_ptr()) % huge, 0u);
+      std::fill(t->data_ptr(), t->data_ptr() + t->numel(), 1.0f);  // every byte writable
+    }
+  }
+  EXPECT_EQ(cached_bytes(), huge + 2 * huge);
+  {  // 1.5 MiB asks for the same 2 MiB block size, and gets the idle block back
+    const Tensor c = Tensor::empty({3 << 17});
+    EXPECT_EQ(cached_bytes(), 2 * huge);
+  }
+  empty_cache();
+  EXPECT_EQ(cached_bytes(), 0u);
+}
+
 TEST(Allocator, MemoryStatsCountLiveBytesAndThePeak) {
   const size_t base = memory_stats().allocated;
   reset_peak_memory();
