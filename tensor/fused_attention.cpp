@@ -38,20 +38,20 @@ void for_pairs(const Dims& d, Body body) {
                   });
 }
 
-// Causal attention's row blocks. Row i sees keys 0..i, so a block of rows [r0, r1) needs
-// scores only for keys [0, r1): the products below run once per block, on the keys (or, for
-// dk and dv, the queries) that block can see, instead of on the whole T x T square. The
-// register tile is MR rows by NR columns, so a block ends where its rows still fit inside
-// whole tiles of NR keys: at the largest multiple of MR below each multiple of NR (30 and 60
-// for 6 x 32 tiles). For T = 64 that is rows [0, 30) on keys [0, 32) and rows [30, 64) on all
-// 64: a quarter fewer multiply-adds, where a finer cut would cost more in calls and packing
-// than it saves. A block that would end with only a few rows (the GEMM reads those through a
-// different loop, with its sums in a different order) joins the one before it.
+// Causal attention's row blocks, for the two products that make a T x T matrix (the scores
+// S = q k^T and dP = dout v^T). Row i sees keys 0..i, so a block of rows [r0, r1) needs scores
+// only for keys [0, r1): each product runs once per block, on the keys that block can see,
+// instead of on the whole T x T square. The register tile is MR rows by NR columns, so a block
+// ends where its rows still fit inside whole tiles of NR keys: at the largest multiple of MR
+// below each multiple of NR (30 and 60 for 6 x 32 tiles). For T = 64 that is rows [0, 30) on
+// keys [0, 32) and rows [30, 64) on all 64: a quarter fewer multiply-adds, where a finer cut
+// would cost more in calls and packing than it saves. A block that would end with only a few
+// rows (the GEMM reads those through a different loop) joins the one before it. What a block
+// skips is scores that are never read (softmax reads keys 0..i only).
 //
-// Leaving products out changes no bits: what a block skips is scores that are never read
-// (softmax reads keys 0..i only) and multiply-adds by weights that are exactly 0, at the end
-// of a sum (dq, out: K ends early) or at its start (dk, dv: K starts at r0, where a sum of
-// zeros would still be +0; see sum_start).
+// The other four products (P v, dS k, P^T dout, dS^T q) sum over keys or queries, and the
+// masked weights in them are exact zeros: the GEMM's band (GemmBand, tensor/gemm.h) runs each
+// tile of MR rows over just the terms its rows need, which changes no bits.
 struct RowBlock {
   int64_t r0, r1;  // the rows; they see keys [0, r1) (all T when not causal: one block)
   int64_t cols;    // the score columns computed: r1 rounded up to whole tiles (or T)
@@ -72,14 +72,10 @@ std::vector<RowBlock> row_blocks(int64_t T, bool causal) {
   return blocks;
 }
 
-// Where dk's and dv's sums over the queries i of keys [r0, ...) may start: at r0, as causal
-// attention lets no earlier query see them. Except that the GEMM cuts a sum longer than its
-// KC into blocks counted from the sum's start, and rounds each block's sum on its own; so a
-// sum that spans several blocks starts at the last block edge at or below r0, where the full
-// sum has one too (the terms from there to r0 are the zeros it adds anyway).
-int64_t sum_start(int64_t r0, int64_t T, bool causal) {
-  const int64_t KC = gemm_blocking().KC;
-  return !causal ? 0 : T <= KC ? r0 : r0 / KC * KC;
+// The band of a product over keys (P v, dS k: row i needs keys k <= i) or over queries
+// (P^T dout, dS^T q: key row j needs queries i >= j); every term when not causal.
+GemmBand band(bool causal, GemmBand::Side side) {
+  return {causal ? side : GemmBand::all, 0};
 }
 
 // The default scale, written as the composed path writes it: scores / sqrt(D).
@@ -106,13 +102,13 @@ FusedAttentionOutput fused_attention_forward(const Tensor& qkv, int64_t heads, b
     float* s = pw + n * T * T;
     float* out = pout + b * T * C + h * D;
     for (const auto [r0, r1, cols] : blocks) {
-      const int64_t rows = r1 - r0;
       // S = q k^T (T, T), only where these rows can see
-      gemm(rows, cols, D, {q + r0 * C3, C3, 1}, {k, 1, C3}, s + r0 * T, T, false);
+      gemm(r1 - r0, cols, D, {q + r0 * C3, C3, 1}, {k, 1, C3}, s + r0 * T, T, false);
       for (int64_t i = r0; i < r1; ++i)  // P = softmax(S / sqrt(D))
         causal_softmax_row(s + i * T, s + i * T, T, causal ? i + 1 : T, 1.0f, div);
-      gemm(rows, D, r1, {s + r0 * T, T, 1}, {v, C3, 1}, out + r0 * C, C, false);  // out = P v
     }
+    gemm_band(T, D, T, {s, T, 1}, {v, C3, 1}, out, C, false,
+              band(causal, GemmBand::up_to_row));  // out = P v
   });
   return r;
 }
@@ -144,23 +140,19 @@ Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const 
     scratch.resize(static_cast<size_t>(T * T));
     float* ds = scratch.data();
     for (const auto [r0, r1, cols] : blocks) {
-      const int64_t rows = r1 - r0;
       // dP = dout v^T (T, T) where these rows see; 0 where they do not, so that the softmax
       // rows below read the same numbers as over a full product (their weights are 0 there)
-      gemm(rows, cols, D, {dO + r0 * C, C, 1}, {v, 1, C3}, ds + r0 * T, T, false);
+      gemm(r1 - r0, cols, D, {dO + r0 * C, C, 1}, {v, 1, C3}, ds + r0 * T, T, false);
       for (int64_t i = r0; i < r1; ++i) {  // dS, in place over dP
         std::fill(ds + i * T + cols, ds + (i + 1) * T, 0.0f);
         softmax_backward_row(p + i * T, ds + i * T, ds + i * T, T, 1.0f, div);
       }
-      gemm(rows, D, r1, {ds + r0 * T, T, 1}, {k, C3, 1}, dq + r0 * C3, C3, false);  // dq = dS k
     }
-    for (const auto [r0, r1, cols] : blocks) {  // keys [r0, r1): seen by queries [r0, T)
-      const int64_t from = sum_start(r0, T, causal), rows = r1 - r0;
-      gemm(rows, D, T - from, {ds + from * T + r0, 1, T}, {q + from * C3, C3, 1}, dk + r0 * C3, C3,
-           false);  // dk = dS^T q
-      gemm(rows, D, T - from, {p + from * T + r0, 1, T}, {dO + from * C, C, 1}, dv + r0 * C3, C3,
-           false);  // dv = P^T dout
-    }
+    const GemmBand keys = band(causal, GemmBand::up_to_row);
+    const GemmBand queries = band(causal, GemmBand::from_row);
+    gemm_band(T, D, T, {ds, T, 1}, {k, C3, 1}, dq, C3, false, keys);     // dq = dS k
+    gemm_band(T, D, T, {ds, 1, T}, {q, C3, 1}, dk, C3, false, queries);  // dk = dS^T q
+    gemm_band(T, D, T, {p, 1, T}, {dO, C, 1}, dv, C3, false, queries);   // dv = P^T dout
   });
   return dqkv;
 }

@@ -385,7 +385,7 @@ class PackBuffer {
 // slower in place). The fused attention got 5% (forward) and 11% (backward) faster.
 void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                   bool accumulate, MicroKernel kernel, bool in_place,
-                  const GemmEpilogue& epilogue = {}) {
+                  const GemmEpilogue& epilogue = {}, GemmBand band = {}) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     prepare_c(M, N, C, ldc, accumulate);
@@ -419,12 +419,24 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
         for (int64_t jr = 0; jr < nc; jr += kNR)
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const bool a_here = ir < packed_from;  // this panel of A read in place
+            const int64_t rows = std::min(kMR, mc - ir);
+            // The terms [k0, k1) of this block that the tile's rows need (all but a band's zeros)
+            int64_t k0 = 0, k1 = kc;
+            if (band.side != GemmBand::all && kc == K) {
+              const int64_t first_row = band.row0 + ic + ir;
+              if (band.side == GemmBand::up_to_row)
+                k1 = std::clamp<int64_t>(first_row + rows, 0, K);
+              if (band.side == GemmBand::from_row) k0 = std::clamp<int64_t>(first_row, 0, K);
+              k1 = std::max(k0, k1);
+            }
             const GemmEpilogue ep = last ? epilogue.at(ic + ir, jc + jr) : GemmEpilogue{};
-            kernel(kc, a_here ? a_block + ir * A.row_stride : ap + (ir - packed_from) * kc,
-                   a_here ? A.row_stride : 1, a_here ? 1 : kMR,
-                   b_in_place ? b_panel + jr : bp + jr * kc, b_in_place ? B.row_stride : kNR,
-                   C + (ic + ir) * ldc + jc + jr, ldc, add, std::min(kMR, mc - ir),
-                   std::min(kNR, nc - jr), last ? &ep : nullptr);
+            kernel(
+                k1 - k0,
+                a_here ? a_block + ir * A.row_stride + k0 : ap + (ir - packed_from) * kc + k0 * kMR,
+                a_here ? A.row_stride : 1, a_here ? 1 : kMR,
+                b_in_place ? b_panel + jr + k0 * B.row_stride : bp + jr * kc + k0 * kNR,
+                b_in_place ? B.row_stride : kNR, C + (ic + ir) * ldc + jc + jr, ldc, add, rows,
+                std::min(kNR, nc - jr), last ? &ep : nullptr);
           }
       }
     }
@@ -493,12 +505,12 @@ void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* 
 
 // Step 5's work on one thread: few rows read in place, everything else packed.
 void fast_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                bool accumulate, const GemmEpilogue& epilogue) {
+                bool accumulate, const GemmEpilogue& epilogue, GemmBand band = {}) {
   if (M <= kFewRows && M > 0 && N > 0) {
     few_rows(M, N, K, A, B, C, ldc, accumulate);
     return finish_all(M, N, C, ldc, epilogue);
   }
-  packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel, true, epilogue);
+  packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel, true, epilogue, band);
 }
 
 bool runs_serially(int64_t multiply_adds) {
@@ -634,9 +646,11 @@ void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
   });
 }
 
+// A band (GemmBand) is applied where each part runs fast_loops; the K-cut and shared-B paths,
+// for large products, sum every term.
 void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
                int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
-               const GemmEpilogue& epilogue) {
+               const GemmEpilogue& epilogue, GemmBand band = {}) {
   const int64_t batches = static_cast<int64_t>(batch.c.size());
   check(!epilogue.any() || batches == 1, "gemm_batched", "an epilogue for one product, got ",
         batches);
@@ -647,7 +661,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   if (runs_serially(batches * M * N * K)) {  // small: no split, no wake-ups
     for (int64_t b = 0; b < batches; ++b)
       fast_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
-                 accumulate, epilogue);
+                 accumulate, epilogue, band);
     return;
   }
   // One large product: share packed B between the threads (above).
@@ -660,7 +674,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   auto run = [&](const Tile& t) {
     fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
                {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
-               accumulate, epilogue.at(t.m0, t.n0));
+               accumulate, epilogue.at(t.m0, t.n0), band.at(t.m0));
   };
   // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
   const int64_t n = static_cast<int64_t>(tiles.size());
@@ -680,14 +694,26 @@ void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, i
   gemm_epilogue(M, N, K, A, B, C, ldc, accumulate, {});
 }
 
-void gemm_epilogue(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                   bool accumulate, const GemmEpilogue& epilogue) {
+namespace {
+void gemm_one(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+              bool accumulate, const GemmEpilogue& epilogue, GemmBand band) {
   // Without building a one-product batch (unless K is to be cut: run_tiles does that).
   if (runs_serially(M * N * K) && k_chunks(1, M, N, K, A.col_stride) == 1)
-    return fast_loops(M, N, K, A, B, C, ldc, accumulate, epilogue);
+    return fast_loops(M, N, K, A, B, C, ldc, accumulate, epilogue, band);
   GemmBatch one{{A.p}, {B.p}, {C}};
   run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate,
-            epilogue);
+            epilogue, band);
+}
+}  // namespace
+
+void gemm_epilogue(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                   bool accumulate, const GemmEpilogue& epilogue) {
+  gemm_one(M, N, K, A, B, C, ldc, accumulate, epilogue, {});
+}
+
+void gemm_band(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+               bool accumulate, GemmBand band) {
+  gemm_one(M, N, K, A, B, C, ldc, accumulate, {}, band);
 }
 
 void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,

@@ -50,11 +50,28 @@ struct GemmEpilogue {
   }
 };
 
+// Which terms row i of C needs, for a product whose A has a triangle of exact zeros: causal
+// attention's P and dS are 0 above the diagonal, so in P v and dS k row i needs only k <= i
+// (up_to_row); their transposes are 0 below it, so in P^T dout and dS^T q row j needs only
+// k >= j (from_row). Rows are counted from row0. Each MR-row tile of C then runs the kernel
+// over just the k its rows need, and the terms left out are the zeros: a sum starts at +0 and
+// stays +0 through leading zero terms, and trailing ones add nothing, so C is the full
+// product, bit for bit. (Used when K fits one KC block; a longer K is summed in full.)
+struct GemmBand {
+  enum Side { all, up_to_row, from_row } side = all;
+  int64_t row0 = 0;
+  // The same band for the block of C that starts at row i0.
+  GemmBand at(int64_t i0) const { return {side, row0 + i0}; }
+};
+
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate);  // step 5: SIMD micro-kernel and threads (production)
 // Step 5 with an epilogue.
 void gemm_epilogue(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, const GemmEpilogue& epilogue);
+// Step 5 for a product whose A has a triangle of zeros (GemmBand above).
+void gemm_band(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+               bool accumulate, GemmBand band);
 
 // Many independent products of one shape (a batched matmul): C_b = A_b @ B_b for every b,
 // split across the thread pool as one pool of work, so 64 small attention matrices keep both

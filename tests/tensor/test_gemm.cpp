@@ -2,6 +2,7 @@
 // oracle on awkward shapes, through transposed operands, with accumulation, and bit-identical
 // on 1, 2 and 3 threads.
 #include <cmath>
+#include <cstring>
 
 #include "tests/testing.h"
 
@@ -198,6 +199,44 @@ TEST(GemmThreads, PoolRunsEveryPartOnceAndRethrows) {
   EXPECT_EQ(inner, 3);
   set_num_threads(before);
   EXPECT_TRUE(testing::throws_error([] { set_num_threads(0); }, {"set_num_threads", "got 0"}));
+}
+
+// GemmBand: an A with a triangle of exact zeros, as causal attention's P and dS (and their
+// transposes) have; the band must give the full product's bits and skip only those zeros.
+TEST(GemmBand, SkippingTheZeroTriangleGivesTheFullProductBitForBit) {
+  const int before = num_threads();
+  struct Case {
+    int64_t M, N, K, row0;
+  };
+  // Square and not; a row0 offset; N = 32 (B read in place) and wider; tiles cut by MR = 6;
+  // a product large enough to be split over threads; K = 400 (over one KC: summed in full).
+  for (const Case c : {Case{64, 32, 64, 0}, Case{61, 32, 61, 0}, Case{30, 45, 64, 34},
+                       Case{200, 64, 200, 0}, Case{64, 32, 400, 0}, Case{5, 7, 9, 2}})
+    for (const GemmBand::Side side : {GemmBand::up_to_row, GemmBand::from_row})
+      for (const bool transposed : {false, true})
+        for (const int threads : {1, 2}) {
+          set_num_threads(threads);
+          Operand a = make(c.M, c.K, transposed, 21), b = make(c.K, c.N, false, 22);
+          for (int64_t i = 0; i < c.M; ++i)  // zero the triangle; the diagonal k = i stays
+            for (int64_t k = 0; k < c.K; ++k) {
+              const int64_t row = c.row0 + i;
+              if (side == GemmBand::up_to_row ? k > row : k < row)
+                a.data[static_cast<size_t>(transposed ? k * c.M + i : i * c.K + k)] = 0.0f;
+            }
+          std::vector<float> full(static_cast<size_t>(c.M * c.N)), banded(full.size(), -1.0f);
+          gemm(c.M, c.N, c.K, a.ref, b.ref, full.data(), c.N, false);
+          gemm_band(c.M, c.N, c.K, a.ref, b.ref, banded.data(), c.N, false, {side, c.row0});
+          EXPECT_EQ(std::memcmp(full.data(), banded.data(), sizeof(float) * full.size()), 0)
+              << c.M << "x" << c.N << "x" << c.K << " row0 " << c.row0 << " side " << side
+              << (transposed ? " A transposed" : "") << " on " << threads << " threads";
+        }
+  set_num_threads(before);
+  // The band does leave terms out: with no zeros in A, the banded product differs.
+  Operand a = make(64, 64, false, 23), b = make(64, 32, false, 24);
+  std::vector<float> full(64 * 32), banded(64 * 32);
+  gemm(64, 32, 64, a.ref, b.ref, full.data(), 32, false);
+  gemm_band(64, 32, 64, a.ref, b.ref, banded.data(), 32, false, {GemmBand::up_to_row, 0});
+  EXPECT_NE(std::memcmp(full.data(), banded.data(), sizeof(float) * full.size()), 0);
 }
 
 TEST(MatmulOut, AccumulatesIntoAnExistingTensor) {
