@@ -130,7 +130,11 @@ void softmax_row(const float* x, float* y, Length n) {
     const float log_s = std::log(s);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m - log_s;
   } else {
-    for (int64_t i = 0; i < n; ++i) y[i] /= s;  // divide, as torch does, not * (1/s)
+    // Times 1 / s, as torch's softmax over the last dim does (tmp_sum = 1 / tmp_sum, then
+    // x * tmp_sum): the same bits as PyTorch where the sums agree, and one division per row
+    // instead of one per element.
+    const float inv = 1.0f / s;
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   }
 }
 
