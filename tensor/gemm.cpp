@@ -110,20 +110,35 @@ namespace {
 // transposed operand costs nothing extra). Rows or columns past the edge are padded with zeros:
 // the kernel always computes a full MR x NR tile, and the zeros add nothing.
 //
+// The terms [k0, k1) of a KC block (kc of K) that rows [first_row, first_row + rows) of C
+// need: all of them, or, for a band (gemm.h) whose K fits one block, the ones its triangle of
+// zeros leaves.
+struct KRange {
+  int64_t k0, k1;
+};
+KRange band_range(GemmBand band, int64_t first_row, int64_t rows, int64_t kc, int64_t K) {
+  if (band.side == GemmBand::all || kc != K) return {0, kc};
+  const int64_t row = band.row0 + first_row;
+  if (band.side == GemmBand::up_to_row) return {0, std::clamp<int64_t>(row + rows, 0, K)};
+  return {std::clamp<int64_t>(row, 0, K), K};
+}
+
 // A block (mc, kc) -> micro-panels of MR rows: panel p holds A[p*MR + i, k] at [p][k][i].
-void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out) {
+// With a band, only the terms each panel's rows need are copied (the kernel reads no others).
+void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out, GemmBand band = {}, int64_t K = 0) {
   for (int64_t p = 0; p < mc; p += kMR) {
     const int64_t rows = std::min(kMR, mc - p);
+    const auto [k0, k1] = band_range(band, p, rows, kc, K);
     // k outer, i inner: the kernel's order. A full panel needs no edge test in the loop.
     if (rows == kMR && A.row_stride == 1) {  // a transposed A (dW = dY^T X): rows side by side
       const float* col = A.p + p;
-      for (int64_t k = 0; k < kc; ++k)
+      for (int64_t k = k0; k < k1; ++k)
         std::memcpy(out + k * kMR, col + k * A.col_stride, sizeof(float) * kMR);
     } else if (rows == kMR) {
-      for (int64_t k = 0; k < kc; ++k)
+      for (int64_t k = k0; k < k1; ++k)
         for (int64_t i = 0; i < kMR; ++i) out[k * kMR + i] = A.at(p + i, k);
     } else {
-      for (int64_t k = 0; k < kc; ++k)
+      for (int64_t k = k0; k < k1; ++k)
         for (int64_t i = 0; i < kMR; ++i) out[k * kMR + i] = i < rows ? A.at(p + i, k) : 0.0f;
     }
     out += kc * kMR;
@@ -415,20 +430,13 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
         const int64_t packed_from = a_in_place ? mc / kMR * kMR : 0;
         if (packed_from < mc)
           pack_a(mc - packed_from, kc,
-                 {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap);
+                 {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap,
+                 band.at(ic + packed_from), K);
         for (int64_t jr = 0; jr < nc; jr += kNR)
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const bool a_here = ir < packed_from;  // this panel of A read in place
             const int64_t rows = std::min(kMR, mc - ir);
-            // The terms [k0, k1) of this block that the tile's rows need (all but a band's zeros)
-            int64_t k0 = 0, k1 = kc;
-            if (band.side != GemmBand::all && kc == K) {
-              const int64_t first_row = band.row0 + ic + ir;
-              if (band.side == GemmBand::up_to_row)
-                k1 = std::clamp<int64_t>(first_row + rows, 0, K);
-              if (band.side == GemmBand::from_row) k0 = std::clamp<int64_t>(first_row, 0, K);
-              k1 = std::max(k0, k1);
-            }
+            const auto [k0, k1] = band_range(band, ic + ir, rows, kc, K);  // the terms it needs
             const GemmEpilogue ep = last ? epilogue.at(ic + ir, jc + jr) : GemmEpilogue{};
             kernel(
                 k1 - k0,
