@@ -21,7 +21,7 @@ Block::Block(int64_t C, int64_t H, bool is_causal, bool use_rope)
   proj = register_module("proj", std::make_shared<nn::Linear>(4 * C, C));
 }
 
-Tensor Block::attention(const Tensor& x, KVCache* cache) {
+Tensor Block::attention(const Tensor& x, KVCache* cache, const Tensor& residual) {
   if (!cache && !rope) {
     // A whole sequence (training, evaluation, generation without a cache): q, k and v as one
     // Linear of 3C outputs, their weights stacked (the same products, in one GEMM that reads x
@@ -31,7 +31,9 @@ Tensor Block::attention(const Tensor& x, KVCache* cache) {
     const Tensor w = cat({q->weight, k->weight, v->weight}, 0);  // (3C, C)
     const Tensor b = cat({q->bias, k->bias, v->bias}, 0);        // (3C,)
     const Tensor qkv = linear(x, w, b);                          // (B, T, 3C)
-    return o->forward(fused_self_attention(qkv, n_head, causal, &attention_weights));
+    // o, with the residual added by its GEMM (linear's residual: the same numbers as the add)
+    return linear(fused_self_attention(qkv, n_head, causal, &attention_weights), o->weight, o->bias,
+                  residual);
   }
   MultiHeadOptions options;
   options.causal = causal;
@@ -39,17 +41,20 @@ Tensor Block::attention(const Tensor& x, KVCache* cache) {
   MultiHeadCall call;
   call.cache = cache;
   call.weights = &attention_weights;
-  return multi_head_attention(x, *q, *k, *v, *o, n_head, options, call);
+  const Tensor y = multi_head_attention(x, *q, *k, *v, *o, n_head, options, call);
+  return residual.defined() ? residual + y : y;
 }
 
 Tensor Block::forward(const Tensor& x, KVCache* cache) {
   check(x.defined() && x.dim() == 3 && x.size(2) == ln1->normalized_shape, "Block",
         "an input (B, T, C) with C = ", ln1->normalized_shape, ", got ",
         x.defined() ? shape_str(x.shape()) : "undefined");
-  const Tensor h = x + attention(ln1->forward(x), cache);
-  // The MLP: proj(gelu(fc(ln2(h)))), with GELU and proj as one node (gelu_linear: the same
-  // numbers; its backward multiplies by GELU's slope inside proj's GEMM).
-  return h + gelu_linear(fc->forward(ln2->forward(h)), proj->weight, proj->bias);
+  // Each sublayer's output projection adds the residual stream as it stores its tiles.
+  const Tensor h = attention(ln1->forward(x), cache, x);  // x + o(attention(ln1(x)))
+  // The MLP: h + proj(gelu(fc(ln2(h)))), with GELU, proj and the add as one node (gelu_linear:
+  // the same numbers; its backward multiplies by GELU's slope inside proj's GEMM).
+  return gelu_linear(fc->forward(ln2->forward(h)), proj->weight, proj->bias,
+                     GeluApproximation::none, h);
 }
 
 GPT::GPT(const GPTConfig& c) : config(c) {

@@ -13,7 +13,8 @@
 //           For a whole sequence the three run as one Linear of their stacked weights into
 //           the fused self-attention (tensor/fused_attention.h), the same numbers in fewer
 //           passes; with a KV cache or RoPE, through multi_head_attention.
-//   MLP:    gelu and proj run as one node (gelu_linear), the same numbers as the two.
+//   MLP:    gelu, proj and the residual add run as one node (gelu_linear), the same numbers
+//           as the three; o adds its residual in its GEMM too (linear's residual).
 // Parameter names: tok.weight, pos.weight, blocks.0.ln1.weight, blocks.0.q.weight, ...,
 // ln_f.weight, head.weight: torch's state_dict keys for the reference model.
 #pragma once
@@ -36,7 +37,8 @@ class Block : public nn::UnaryModule {
   Block(int64_t n_embd, int64_t n_head, bool causal, bool rope = false);
   Tensor forward(const Tensor& x) override { return forward(x, nullptr); }  // (B, T, C)
   Tensor forward(const Tensor& x, KVCache* cache);  // incremental: x's positions come after cache
-  Tensor attention(const Tensor& x, KVCache* cache = nullptr);  // the sublayer alone, o included
+  // The sublayer alone, o included; plus residual when given (x + o(...), added by o's GEMM).
+  Tensor attention(const Tensor& x, KVCache* cache = nullptr, const Tensor& residual = Tensor());
   std::shared_ptr<nn::LayerNorm> ln1, ln2;
   std::shared_ptr<nn::Linear> q, k, v, o, fc, proj;
   int64_t n_head;

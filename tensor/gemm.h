@@ -35,18 +35,22 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, floa
                  bool accumulate);  // step 4: packed panels, portable micro-kernel
 
 // What the production GEMM can do to each element of C once its sum is complete, while the
-// tile is still in registers: C[i, j] = (C[i, j] + bias[j]) * scale[i * ld_scale + j], either
-// part optional. Bit for bit the separate add and multiply after the product, without their
-// passes over C. A Linear's forward adds its bias here; GELU-then-Linear's backward multiplies
-// by GELU's slope.
+// tile is still in registers: C[i, j] = (C[i, j] + bias[j] + residual[i, j]) * scale[i, j],
+// each part optional, added and multiplied in that order. Bit for bit the separate adds and
+// multiply after the product, without their passes over C. A Linear's forward adds its bias
+// here, and a transformer block's output projections the residual stream too; GELU-then-
+// Linear's backward multiplies by GELU's slope.
 struct GemmEpilogue {
   const float* bias = nullptr;   // (N,): added along every row
   const float* scale = nullptr;  // (M, N), leading dimension ld_scale: multiplied in
   int64_t ld_scale = 0;
-  bool any() const { return bias != nullptr || scale != nullptr; }
+  const float* residual = nullptr;  // (M, N), leading dimension ld_residual: added after bias
+  int64_t ld_residual = 0;
+  bool any() const { return bias != nullptr || scale != nullptr || residual != nullptr; }
   // The same finish for the block of C that starts at row i0, column j0.
   GemmEpilogue at(int64_t i0, int64_t j0) const {
-    return {bias ? bias + j0 : nullptr, scale ? scale + i0 * ld_scale + j0 : nullptr, ld_scale};
+    return {bias ? bias + j0 : nullptr, scale ? scale + i0 * ld_scale + j0 : nullptr, ld_scale,
+            residual ? residual + i0 * ld_residual + j0 : nullptr, ld_residual};
   }
 };
 

@@ -217,6 +217,53 @@ TEST(Fused, GeluLinearEqualsLinearOfGeluBitForBit) {
                                     {"gelu_linear", "(out,) = (40,)", "(39,)"}));
 }
 
+// linear and gelu_linear with a residual: r + linear(x, W, b), the add done by the GEMM as it
+// stores each tile. The same output and gradients as the separate add, bit for bit (the add is
+// the last thing to happen to each element either way), with torch's node name for the add; a
+// residual that needs no gradient, and one of the wrong shape. Large enough for 2 threads.
+TEST(Fused, ResidualAddedByTheGemmEqualsTheAddBitForBit) {
+  Generator g(7);
+  const Tensor x0 = randn({3, 100, 64}, &g), w0 = randn({40, 64}, &g), b0 = randn({40}, &g);
+  const Tensor r0 = randn({3, 100, 40}, &g);
+  const Tensor up = transpose(randn({3, 40, 100}, &g), 1, 2);  // (3, 100, 40), not contiguous
+  for (const bool gelu_first : {false, true})
+    for (const bool with_bias : {true, false}) {
+      auto leaves = [&] {
+        return std::vector<Tensor>{requires_grad_(raw::clone(x0)), requires_grad_(raw::clone(w0)),
+                                   requires_grad_(raw::clone(b0)), requires_grad_(raw::clone(r0))};
+      };
+      const auto f = leaves(), c = leaves();
+      const Tensor b = with_bias ? f[2] : Tensor(), bc = with_bias ? c[2] : Tensor();
+      const Tensor yf = gelu_first ? gelu_linear(f[0], f[1], b, GeluApproximation::none, f[3])
+                                   : linear(f[0], f[1], b, f[3]);
+      const Tensor yc = c[3] + (gelu_first ? gelu_linear(c[0], c[1], bc) : linear(c[0], c[1], bc));
+      EXPECT_TRUE(testing::tensor_equal(yf, yc));
+      EXPECT_EQ(grad_fn_name(yf), "AddBackward0");
+      backward(yf, up);
+      backward(yc, up);
+      for (size_t i = 0; i < 4; ++i)
+        if (i != 2 || with_bias) {
+          EXPECT_TRUE(testing::tensor_equal(grad(f[i]), grad(c[i])))
+              << "input " << i << (gelu_first ? ", gelu_linear" : ", linear");
+        }
+    }
+  // A residual that wants no gradient (the weight's is still the same).
+  const Tensor w1 = requires_grad_(raw::clone(w0)), w2 = requires_grad_(raw::clone(w0));
+  backward(linear(x0, w1, b0, r0), up);
+  backward(r0 + linear(x0, w2, b0), up);
+  EXPECT_TRUE(testing::tensor_equal(grad(w1), grad(w2)));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        linear(x0, w0, b0, zeros({3, 100, 41}));
+      },
+      {"linear", "residual", "(3, 100, 40)", "(3, 100, 41)"}));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        gelu_linear(x0, w0, b0, GeluApproximation::none, zeros({100, 40}));
+      },
+      {"gelu_linear", "residual", "(3, 100, 40)", "(100, 40)"}));
+}
+
 TEST(Fused, CrossEntropyRejectsBadTargets) {
   const Tensor logits = zeros({2, 3});
   EXPECT_TRUE(testing::throws_error(

@@ -271,7 +271,8 @@ TEST(MatmulEpilogue, EqualsMatmulThenAddThenMulBitForBit) {
                  Case{301, 500, 97, false, false}, Case{1300, 1300, 1300, true, false}}) {
     const Tensor a = c.ta ? raw::transpose(randn({c.K, c.M}, &g), 0, 1) : randn({c.M, c.K}, &g);
     const Tensor b = c.tb ? raw::transpose(randn({c.N, c.K}, &g), 0, 1) : randn({c.K, c.N}, &g);
-    const Tensor bias = randn({c.N}, &g), scale = randn({c.M, c.N}, &g);
+    const Tensor bias = randn({c.N}, &g), scale = randn({c.M, c.N}, &g),
+                 residual = randn({c.M, c.N}, &g);
     const Tensor product = raw::matmul(a, b);
     for (int threads : {1, 2, 3}) {
       if (c.M == 1300 && threads == 3) continue;  // the large one: 1 vs 2 threads is enough
@@ -287,6 +288,13 @@ TEST(MatmulEpilogue, EqualsMatmulThenAddThenMulBitForBit) {
       EXPECT_TRUE(testing::tensor_equal(raw::matmul_epilogue(a, b, bias, scale),
                                         raw::mul(raw::add(product, bias), scale)))
           << "both, " << where;
+      EXPECT_TRUE(
+          testing::tensor_equal(raw::matmul_epilogue(a, b, bias, scale, residual),
+                                raw::mul(raw::add(raw::add(product, bias), residual), scale)))
+          << "all three, " << where;
+      EXPECT_TRUE(testing::tensor_equal(raw::matmul_epilogue(a, b, Tensor(), Tensor(), residual),
+                                        raw::add(product, residual)))
+          << "residual, " << where;
     }
   }
   set_num_threads(before);
@@ -309,6 +317,11 @@ TEST(MatmulEpilogue, EqualsMatmulThenAddThenMulBitForBit) {
         raw::matmul_epilogue(zeros({2, 3}), zeros({2, 4}), Tensor(), Tensor());
       },
       {"matmul_epilogue", "(2, 3) and (2, 4)"}));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        raw::matmul_epilogue(zeros({2, 3}), zeros({3, 4}), Tensor(), Tensor(), zeros({2, 3}));
+      },
+      {"matmul_epilogue", "residual of shape (2, 4)", "(2, 3)"}));
 }
 
 }  // namespace
