@@ -45,12 +45,13 @@ constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads l
 
 // Huge pages (Linux). A 4 KiB page covers 1024 floats, so walking a 1 MiB activation takes
 // 256 entries of the TLB, the cache of address translations, and a training step streams
-// ~100 MB of them: the GEMMs kept missing it. So a cached block is its own mapping, aligned to
-// 2 MiB and a whole number of 2 MiB long, and asks the kernel for transparent huge pages
-// (madvise MADV_HUGEPAGE): one TLB entry per 2 MiB. The larger tiny GPT's training step ran
-// 3.6% faster (bench/README.md). The price is memory: a 1 MiB tensor takes a 2 MiB page. Where
-// the kernel has huge pages switched off ("[never]" in /sys/kernel/mm/transparent_hugepage/
-// enabled), or on other systems, blocks come from operator new at their class size.
+// ~100 MB of them. So a cached block is its own mapping, aligned to 2 MiB and a whole number
+// of 2 MiB long, and asks the kernel for transparent huge pages (madvise MADV_HUGEPAGE): one
+// TLB entry per 2 MiB. The larger tiny GPT's training step ran 1.9% faster (bench/README.md;
+// huge pages for blocks of 2 MiB and up only, leaving the 1 MiB activations on small pages,
+// gained 0.3%). The price is memory: a 1 MiB tensor takes a 2 MiB page. Where the kernel has
+// huge pages switched off ("[never]" in /sys/kernel/mm/transparent_hugepage/enabled), or on
+// other systems, blocks come from operator new at their class size.
 [[maybe_unused]] constexpr size_t kHugePage = size_t{2} << 20;
 
 [[maybe_unused]] bool huge_pages_on() {
@@ -65,18 +66,6 @@ constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads l
   return false;
 #endif
 }
-
-}  // namespace
-
-bool huge_page_blocks() {
-#ifdef QKV_NO_BLOCK_CACHE
-  return false;
-#else
-  return huge_pages_on();
-#endif
-}
-
-namespace {
 
 // The size of the block that serves a request of nbytes (>= kMinCached).
 [[maybe_unused]] size_t block_size(size_t nbytes) {
@@ -135,6 +124,14 @@ void count_allocation(size_t nbytes) {
 }
 
 }  // namespace
+
+bool huge_page_blocks() {
+#ifdef QKV_NO_BLOCK_CACHE
+  return false;
+#else
+  return huge_pages_on();
+#endif
+}
 
 MemoryStats memory_stats() {
   return {g_allocated.load(std::memory_order_relaxed), g_peak.load(std::memory_order_relaxed)};

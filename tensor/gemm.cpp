@@ -105,14 +105,9 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
 
 namespace {
 
-// Packing copies a block into the exact order the micro-kernel reads it, once, so the kernel
-// reads memory strictly sequentially whatever A's and B's strides were (this is also where a
-// transposed operand costs nothing extra). Rows or columns past the edge are padded with zeros:
-// the kernel always computes a full MR x NR tile, and the zeros add nothing.
-//
 // The terms [k0, k1) of a KC block (kc of K) that rows [first_row, first_row + rows) of C
 // need: all of them, or, for a band (gemm.h) whose K fits one block, the ones its triangle of
-// zeros leaves.
+// zeros leaves. Packing and the micro-kernel both ask it, so they agree on every tile.
 struct KRange {
   int64_t k0, k1;
 };
@@ -123,6 +118,11 @@ KRange band_range(GemmBand band, int64_t first_row, int64_t rows, int64_t kc, in
   return {std::clamp<int64_t>(row, 0, K), K};
 }
 
+// Packing copies a block into the exact order the micro-kernel reads it, once, so the kernel
+// reads memory strictly sequentially whatever A's and B's strides were (this is also where a
+// transposed operand costs nothing extra). Rows or columns past the edge are padded with zeros:
+// the kernel always computes a full MR x NR tile, and the zeros add nothing.
+//
 // A block (mc, kc) -> micro-panels of MR rows: panel p holds A[p*MR + i, k] at [p][k][i].
 // With a band, only the terms each panel's rows need are copied (the kernel reads no others).
 void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out, GemmBand band = {}, int64_t K = 0) {
