@@ -99,14 +99,20 @@ void check_residual(const char* op, const Tensor& residual, const Shape& out_sha
       residual.defined() ? shape_str(residual.shape()) : "");
 }
 
-// X W^T (+ b) (+ R) for X (rows, in) and R (rows, out): the forward of linear and of
-// gelu_linear, the bias and the residual added by the GEMM as it stores each tile.
+// X W^T (+ b) (+ R) for X (rows, in) and R of the output's shape: the forward of linear and of
+// gelu_linear, the bias and the residual added by the GEMM as it stores each tile; the result
+// has the output's shape.
 Tensor linear_rows(const Tensor& x_rows, const Tensor& weight, const Tensor& bias,
-                   const Tensor& residual_rows) {
+                   const Tensor& residual, const Shape& out_shape) {
   const Tensor wt = raw::transpose(weight, 0, 1);
-  return bias.defined() || residual_rows.defined()
-             ? raw::matmul_epilogue(x_rows, wt, bias, Tensor(), residual_rows)
-             : raw::matmul(x_rows, wt);
+  const int64_t rows = x_rows.size(0), out_features = weight.size(0);
+  const Tensor y =
+      bias.defined() || residual.defined()
+          ? raw::matmul_epilogue(
+                x_rows, wt, bias, Tensor(),
+                residual.defined() ? raw::reshape(residual, {rows, out_features}) : Tensor())
+          : raw::matmul(x_rows, wt);
+  return raw::reshape(y, out_shape);
 }
 
 // torch's names for F.linear: addmm / mm on a matrix, viewed back for more dims; and for
@@ -130,10 +136,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const T
   const int64_t in = weight.size(1), out_features = weight.size(0), rows = x.numel() / in;
   const Shape out_shape = with_last(x.shape(), out_features);
   check_residual("linear", residual, out_shape);
-  const Tensor y = raw::reshape(
-      linear_rows(raw::reshape(x, {rows, in}), weight, bias,
-                  residual.defined() ? raw::reshape(residual, {rows, out_features}) : Tensor()),
-      out_shape);
+  const Tensor y = linear_rows(raw::reshape(x, {rows, in}), weight, bias, residual, out_shape);
   return record(
       linear_grad_fn_name(x.dim(), bias.defined(), residual.defined()), y,
       {x, weight, bias, residual},
@@ -167,10 +170,7 @@ Tensor gelu_linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
   const Tensor x_rows = raw::reshape(x, {rows, in});
   raw::GeluWithSlope g = need_x ? raw::gelu_with_slope(x_rows, approximate)
                                 : raw::GeluWithSlope{raw::gelu(x_rows, approximate), Tensor()};
-  const Tensor y = raw::reshape(
-      linear_rows(g.out, weight, bias,
-                  residual.defined() ? raw::reshape(residual, {rows, out_features}) : Tensor()),
-      out_shape);
+  const Tensor y = linear_rows(g.out, weight, bias, residual, out_shape);
   return record(linear_grad_fn_name(x.dim(), bias.defined(), residual.defined()), y,
                 {x, weight, bias, residual},
                 [x_shape = x.shape(), gelu_out = std::move(g.out), slope = std::move(g.slope),
