@@ -66,17 +66,22 @@ MultiHeadAttention::MultiHeadAttention(int64_t c, int64_t h, bool is_causal, dou
                                        Generator* gen)
     : MultiHeadAttention(c, h, plain(is_causal, p, bias), gen) {}
 
-Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask, KVCache* cache) {
+MultiHeadCall MultiHeadAttention::call_with(const Tensor& mask) {
   MultiHeadCall call;
   call.q_norm = q_norm.get();
   call.k_norm = k_norm.get();
   call.gate = g.get();
   call.sinks = sinks.defined() ? &sinks : nullptr;
   call.mask = &mask;
-  call.cache = cache;
   call.training = is_training();
   call.generator = gen_;
   call.weights = &attention_weights;
+  return call;
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask, KVCache* cache) {
+  MultiHeadCall call = call_with(mask);
+  call.cache = cache;
   return multi_head_attention(x, *q, *k, *v, *o, num_heads, options, call);
 }
 
@@ -89,16 +94,8 @@ Tensor MultiHeadAttention::forward_cross(const Tensor& x, const Tensor& memory,
         memory.defined() ? shape_str(memory.shape()) : "undefined");
   check(!options.causal && !options.rope, "MultiHeadAttention::forward_cross",
         "a module without causal or rope (positions of two sequences do not align)");
-  MultiHeadCall call;
-  call.q_norm = q_norm.get();
-  call.k_norm = k_norm.get();
-  call.gate = g.get();
-  call.sinks = sinks.defined() ? &sinks : nullptr;
-  call.mask = &mask;
+  MultiHeadCall call = call_with(mask);
   call.memory = &memory;
-  call.training = is_training();
-  call.generator = gen_;
-  call.weights = &attention_weights;
   return multi_head_attention(x, *q, *k, *v, *o, num_heads, options, call);
 }
 

@@ -58,6 +58,8 @@ struct MultiHeadOptions {
                          // Linear "g" (C -> H) of the input (gated attention, Qwen3-Next)
 };
 
+struct MultiHeadCall;  // below: what one call of the shared computation takes
+
 class MultiHeadAttention : public nn::UnaryModule {
  public:
   MultiHeadAttention(int64_t d_model, int64_t num_heads, const MultiHeadOptions& options,
@@ -81,6 +83,9 @@ class MultiHeadAttention : public nn::UnaryModule {
   Tensor attention_weights;  // of the last forward, without history: (B, H, T_q, T_k)
 
  private:
+  // The per-call settings both forwards share: this module's extras, dropout's state, where
+  // the weights go, and the mask.
+  MultiHeadCall call_with(const Tensor& mask);
   Generator* gen_;
 };
 
