@@ -152,10 +152,7 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
   return parts;
 }
 std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
-  check(chunks > 0, "chunk", "chunks > 0, got ", chunks);
-  check(a.dim() > 0, "chunk", "a tensor with at least one dim, got shape ", a.shape());
-  const int64_t n = a.shape()[wrap_dim(dim, a.dim(), "chunk")];
-  return split(a, std::max<int64_t>(1, (n + chunks - 1) / chunks), dim);
+  return split(a, raw::chunk_size(a, chunks, dim), dim);
 }
 
 // index_select: out[i] = a[index[i]] along dim     da[index[i]] += dout[i]

@@ -55,11 +55,15 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim_in) {
   return out;
 }
 
-std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
+int64_t chunk_size(const Tensor& a, int64_t chunks, int64_t dim) {
   check(chunks > 0, "chunk", "chunks > 0, got ", chunks);
   check(a.dim() > 0, "chunk", "a tensor with at least one dim, got shape ", a.shape());
   const int64_t n = a.shape()[wrap_dim(dim, a.dim(), "chunk")];
-  return split(a, std::max<int64_t>(1, (n + chunks - 1) / chunks), dim);
+  return std::max<int64_t>(1, (n + chunks - 1) / chunks);
+}
+
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
+  return split(a, chunk_size(a, chunks, dim), dim);
 }
 
 Tensor index_select(const Tensor& a, int64_t dim_in, const Tensor& index) {

@@ -100,6 +100,15 @@ TEST(Engine, NoGradDetachAndRequiresGrad) {
       testing::throws_error([] { backward(tensor({1.0f})); }, {"backward", "requires grad"}));
 }
 
+TEST(Engine, ChunkChecksItsArgumentsAsTheRawChunkDoes) {
+  const Tensor x = requires_grad_(tensor({1, 2, 3}));
+  EXPECT_TRUE(testing::throws_error([&] { chunk(x, 0); }, {"chunk", "chunks > 0", "got 0"}));
+  EXPECT_TRUE(testing::throws_error([&] { chunk(x, 2, 1); }, {"chunk", "dim"}));
+  const std::vector<Tensor> parts = chunk(x, 2);  // ceil(3 / 2) = 2: sizes 2 and 1, as torch
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[1].to_vector(), (std::vector<float>{3}));
+}
+
 TEST(Engine, RetainGradKeepsAnIntermediatesGradient) {
   const Tensor x = requires_grad_(tensor({1.0f, 2.0f}));
   const Tensor h = x * 3.0f;

@@ -110,6 +110,8 @@ const std::vector<BadInput> kBadInputs = {
      },
      {"stack", "(2,)", "(3,)"}},
     {"split_zero", [] { raw::split(zeros({4}), 0); }, {"split", "got 0"}},
+    {"chunk_zero", [] { raw::chunk(zeros({4}), 0); }, {"chunk", "chunks > 0", "got 0"}},
+    {"chunk_0d", [] { raw::chunk(scalar_tensor(1.0f), 2); }, {"chunk", "at least one dim"}},
     {"index_out_of_range",
      [] {
        raw::index_select(zeros({3, 2}), 0, from_vector(std::vector<int64_t>{3}, {1}));
