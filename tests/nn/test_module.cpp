@@ -3,6 +3,7 @@
 // the losses.
 #include <cmath>
 #include <map>
+#include <numbers>
 
 #include "nn/all.h"
 #include "tests/testing.h"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <numbers>
 
 #include "nn/all.h"
 #include "tests/testing.h"
@@ -91,7 +92,10 @@ TEST(Optim, AdamIsTheSameOnOneAndThreeThreads) {
          return std::make_unique<Adam>(std::move(p), 1e-2, 0.9, 0.999, 1e-8, 0.1);
        }},
       {"Adam", [](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), 1e-2); }}};
-  for (const auto& [name, make] : kinds) {
+  // Not `const auto& [name, make]`: Clang before 16 cannot capture a structured binding.
+  for (const auto& kind : kinds) {
+    const char* name = kind.first;
+    const Make& make = kind.second;
     auto train = [&make](int threads) {
       const int saved = num_threads();
       set_num_threads(threads);

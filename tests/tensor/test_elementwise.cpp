@@ -1,6 +1,8 @@
 // test_elementwise.cpp: every elementwise op against a naive oracle that broadcasts by index
 // arithmetic (no views, no strides), over a table of shapes with and without broadcasting.
+#include <cmath>
 #include <functional>
+#include <numbers>
 
 #include "tests/testing.h"
 
@@ -106,7 +108,8 @@ const std::vector<UnaryOp> kUnary = {
      [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }},
     {"gelu_tanh", [](const Tensor& t) { return raw::gelu(t, GeluApproximation::tanh); },
      [](double x) {
-       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+       return 0.5 * x *
+              (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
      }},
     {"pow3", [](const Tensor& t) { return raw::pow(t, 3.0f); }, [](double x) { return x * x * x; }},
     {"square", [](const Tensor& t) { return raw::pow(t, 2.0f); }, [](double x) { return x * x; }},
