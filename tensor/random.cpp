@@ -109,8 +109,22 @@ void check_float(const Tensor& t, std::string_view op) {
 // functions below are that code, one lane at a time, operation for operation, so the same seed
 // gives bit-identical normals. torch's build (GCC, -mfma) fuses some of the original's
 // multiply-then-add intrinsic pairs into FMA instructions: each multiply whose only use is an
-// add, taken in program order. Those fusions are written out here as std::fma, and this file is
-// compiled without any other fusing (-ffp-contract=off), so every compiler computes the same.
+// add, taken in program order. Those fusions are written out here as fused() (one rounding, on
+// every platform), and this file is compiled without any other fusing (-ffp-contract=off), so
+// every compiler computes the same.
+
+// a * b + c with one rounding: what torch's FMA instructions compute. Where the target has an
+// FMA instruction (GCC and Clang then define __FP_FAST_FMAF: x86-64 with FMA, every aarch64),
+// std::fma is that instruction. Elsewhere std::fma is a library call, and not every library
+// gets it right: MinGW-w64's rounds twice, and a quarter of random triples then differ in the
+// last bit. So it is computed from doubles instead (detail::fma_from_doubles, below).
+float fused(float a, float b, float c) {
+#if defined(__FP_FAST_FMAF)
+  return std::fma(a, b, c);
+#else
+  return detail::fma_from_doubles(a, b, c);
+#endif
+}
 
 // Reinterpreting bits, as the _mm256_cast* intrinsics do.
 uint32_t float_bits(float x) {
@@ -140,12 +154,12 @@ float mathfun_log(float x) {
   float y = 7.0376836292e-2f;
   for (const float c : {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
                         -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f})
-    y = std::fma(y, x, c);
+    y = fused(y, x, c);
   const float yx = y * x;
-  y = std::fma(yx, z, e * -2.12194440e-4f);  // y x z + e q1
-  y = std::fma(-z, 0.5f, y);                 // - z / 2
+  y = fused(yx, z, e * -2.12194440e-4f);  // y x z + e q1
+  y = fused(-z, 0.5f, y);                 // - z / 2
   x = x + y;
-  x = std::fma(e, 0.693359375f, x);                              // + e q2
+  x = fused(e, 0.693359375f, x);                              // + e q2
   return invalid ? bits_float(float_bits(x) | 0xffffffffu) : x;  // log of x <= 0: NaN
 }
 
@@ -160,23 +174,23 @@ void mathfun_sincos(float x, float* sin_out, float* cos_out) {
   y = static_cast<float>(j);
   const uint32_t swap_sign_bit_sin = static_cast<uint32_t>(j & 4) << 29;
   const bool poly_mask = (j & 2) == 0;  // true: sine from the sine polynomial
-  x = std::fma(y, -0.78515625f, x);
-  x = std::fma(y, -2.4187564849853515625e-4f, x);
-  x = std::fma(y, -3.77489497744594108e-8f, x);
+  x = fused(y, -0.78515625f, x);
+  x = fused(y, -2.4187564849853515625e-4f, x);
+  x = fused(y, -3.77489497744594108e-8f, x);
   const uint32_t sign_bit_cos = static_cast<uint32_t>(~(j - 2) & 4) << 29;
   sign_bit_sin ^= swap_sign_bit_sin;
   const float z = x * x;
   // cos(x) ~ 1 - z/2 + z^2 (c0 z^2 + c1 z + c2)
-  float yc = std::fma(2.443315711809948e-5f, z, -1.388731625493765e-3f);
-  yc = std::fma(yc, z, 4.166664568298827e-2f);
+  float yc = fused(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+  yc = fused(yc, z, 4.166664568298827e-2f);
   yc = yc * z;
-  yc = std::fma(yc, z, -(z * 0.5f));  // ... z^2 - z / 2
+  yc = fused(yc, z, -(z * 0.5f));  // ... z^2 - z / 2
   yc = yc + 1.0f;
   // sin(x) ~ x + x z (s0 z^2 + s1 z + s2)
-  float ys = std::fma(-1.9515295891e-4f, z, 8.3321608736e-3f);
-  ys = std::fma(ys, z, -1.6666654611e-1f);
+  float ys = fused(-1.9515295891e-4f, z, 8.3321608736e-3f);
+  ys = fused(ys, z, -1.6666654611e-1f);
   ys = ys * z;
-  ys = std::fma(ys, x, x);  // x + x z (...)
+  ys = fused(ys, x, x);  // x + x z (...)
   // The original selects with masks and adds: each sum is one value plus +0.0.
   const float ysin2 = poly_mask ? ys : 0.0f, ysin1 = poly_mask ? 0.0f : yc;
   ys = ys - ysin2;
@@ -198,11 +212,28 @@ void normal_fill_16(float* d, float mean, float std) {
     float sin_theta, cos_theta;
     mathfun_sincos(theta, &sin_theta, &cos_theta);
     const float n1 = radius * cos_theta, n2 = radius * sin_theta;
-    d[j] = std::fma(n1, std, mean);  // _mm256_fmadd_ps: one rounding
-    d[j + 8] = std::fma(n2, std, mean);
+    d[j] = fused(n1, std, mean);  // _mm256_fmadd_ps: one rounding
+    d[j + 8] = fused(n2, std, mean);
   }
 }
 }  // namespace
+
+namespace detail {
+// The product of two floats is exact in a double (24 + 24 significant bits of 53). The sum is
+// rounded to double "to odd": s + err = p + c exactly (Knuth's two-sum), and an inexact s gets
+// an odd last bit, moving one step towards the exact value if it had an even one. Rounding that
+// to float is then the correctly rounded a * b + c, because a double has at least two more bits
+// than a float (Boldo and Melquiond, "When double rounding is odd", 2005).
+float fma_from_doubles(float a, float b, float c) {
+  const double p = static_cast<double>(a) * static_cast<double>(b);
+  const double s = p + static_cast<double>(c);
+  const double c_part = s - p;
+  const double err = (p - (s - c_part)) + (static_cast<double>(c) - c_part);
+  uint64_t bits = std::bit_cast<uint64_t>(s);
+  if (err != 0.0 && (bits & 1) == 0) bits = (err > 0) == (s > 0) ? bits + 1 : bits - 1;
+  return static_cast<float>(std::bit_cast<double>(bits));
+}
+}  // namespace detail
 
 void uniform_(const Tensor& t, double from, double to, Generator* gen) {
   check_float(t, "uniform_");

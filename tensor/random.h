@@ -59,4 +59,10 @@ Tensor randint(int64_t high, const Shape& shape, Generator* gen = nullptr);
 void uniform_(const Tensor& t, double from = 0.0, double to = 1.0, Generator* gen = nullptr);
 void normal_(const Tensor& t, double mean = 0.0, double std = 1.0, Generator* gen = nullptr);
 
+namespace detail {
+// a * b + c rounded once, as an FMA instruction computes it, from double arithmetic alone
+// (random.cpp says why and how). Declared here so the tests can hold it to long double.
+float fma_from_doubles(float a, float b, float c);
+}  // namespace detail
+
 }  // namespace qkv

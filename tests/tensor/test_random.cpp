@@ -1,5 +1,6 @@
 // test_random.cpp: qkv draws what PyTorch's CPU generator draws (values from
 // tools/gen_torch_reference.py, PyTorch 1.13), on both sides of the 16-element switch.
+#include <cmath>
 #include <cstring>
 
 #include "tests/testing.h"
@@ -112,6 +113,36 @@ TEST(Random, StateRoundTripsIncludingTheCachedNormal) {
   h.set_state(saved);
   EXPECT_TRUE(testing::tensor_equal(raw::cat({randn({3}, &h), rand({17}, &h)}), expected));
   EXPECT_TRUE(testing::throws_error([&] { h.set_state("not a state"); }, {"Generator::set_state"}));
+}
+
+// randn's multiply-adds round once, as torch's FMA instructions do, on every platform: where
+// the target has no FMA instruction they are computed from doubles (fma_from_doubles).
+//
+// First, a triple whose exact value lies just below a halfway point between two floats, where
+// rounding the double sum to float (rounding twice) goes the wrong way: a b = 2^-24 - 2^-60
+// and c = 1 + 2^-23, so a b + c = 1 + 2^-23 + 2^-24 - 2^-60. Rounded once that is 1 + 2^-23.
+// In a double it is the halfway point 1 + 2^-23 + 2^-24 itself, which rounds to the even
+// neighbour, 1 + 2^-22. Then, where the target has an FMA instruction (GCC and Clang define
+// __FP_FAST_FMAF), random triples and triples whose sum nearly cancels (where the product's
+// last bits decide), against the instruction.
+TEST(Random, FmaFromDoublesRoundsOnceLikeTheInstruction) {
+  const float a = 1.0f + 0x1p-18f, b = (1.0f - 0x1p-18f) * 0x1p-24f, c = 1.0f + 0x1p-23f;
+  const volatile double twice = static_cast<double>(a) * b + c;  // volatile: no fusing
+  EXPECT_EQ(static_cast<float>(twice), 1.0f + 0x1p-22f) << "the case should round twice wrongly";
+  EXPECT_EQ(detail::fma_from_doubles(a, b, c), 1.0f + 0x1p-23f);
+#if defined(__FP_FAST_FMAF)
+  Generator g(11);
+  int64_t mismatches = 0, first = -1;
+  for (int64_t i = 0; i < 200000; ++i) {
+    const float x = g.uniform_float() * 4 - 2, y = g.uniform_float() * 4 - 2;
+    const float z = i % 2 ? g.uniform_float() * 4 - 2 : -(x * y) * (1 + 0x1p-20f * (i % 7));
+    if (detail::fma_from_doubles(x, y, z) != std::fma(x, y, z)) {
+      if (first < 0) first = i;
+      ++mismatches;
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << "first at triple " << first;
+#endif
 }
 
 }  // namespace
