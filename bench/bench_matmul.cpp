@@ -155,32 +155,9 @@ BENCHMARK(BM_Ladder<gemm_blocked>)->Name("BM_Ladder/3_blocked")->UseRealTime();
 BENCHMARK(BM_Ladder<gemm_packed>)->Name("BM_Ladder/4_packed")->UseRealTime();
 BENCHMARK(BM_Ladder<gemm>)->Name("BM_Ladder/5_threads")->UseRealTime();
 
-// The machine's FP32 FMA peak: independent chains of fused multiply-adds on 16-float vectors,
-// on 1 or 2 threads at once. No kernel can beat it; %-of-peak figures divide by it.
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__AVX512F__) || defined(__AVX2__))
-#if defined(__AVX512F__)
-constexpr int kLanes = 16;  // one AVX-512 register
-#else
-constexpr int kLanes = 8;  // one AVX2 register
-#endif
-typedef float vec __attribute__((vector_size(4 * kLanes)));
-double fma_chains(int64_t iters) {
-  // Enough independent chains to hide the FMA latency, few enough to stay in registers: 24 of
-  // AVX-512's 32 vector registers, 12 of AVX2's 16.
-  constexpr int kChains = kLanes == 16 ? 24 : 12;
-  vec acc[kChains];
-  vec a = vec{} + 0.999f, b = vec{} + 0.001f;
-  for (int i = 0; i < kChains; ++i) acc[i] = vec{} + float(i);
-  for (int64_t it = 0; it < iters; ++it) {
-#pragma GCC unroll 24
-    for (int i = 0; i < kChains; ++i) acc[i] = acc[i] * a + b;
-    asm volatile("" : "+x"(a));  // `a` is opaque: the loop cannot be folded away
-  }
-  float s = 0;
-  for (int i = 0; i < kChains; ++i) s += acc[i][0];
-  benchmark::DoNotOptimize(s);
-  return 2.0 * kChains * kLanes * iters;
-}
+// The machine's FP32 FMA peak (tensor/fma_peak.h): independent chains of fused multiply-adds
+// on the build's vector registers, on 1 or 2 threads at once. No kernel can beat it;
+// %-of-peak figures divide by it.
 void BM_FmaPeak(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const int64_t iters = 1 << 22;
@@ -195,7 +172,6 @@ void BM_FmaPeak(benchmark::State& state) {
       benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_FmaPeak)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
-#endif
 
 #ifdef QKV_BENCH_OPENBLAS
 // OpenBLAS at the same shapes, in the same run: the yardstick of the targets.

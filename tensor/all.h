@@ -6,6 +6,7 @@
 #include "tensor/error.h"
 #include "tensor/factory.h"
 #include "tensor/flash_attention.h"
+#include "tensor/fma_peak.h"
 #include "tensor/gemm.h"
 #include "tensor/join.h"
 #include "tensor/matmul.h"

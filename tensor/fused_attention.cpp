@@ -136,9 +136,7 @@ Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const 
     float* dq = pd + b * T * C3 + h * D;
     float* dk = dq + C;
     float* dv = dq + 2 * C;
-    thread_local std::vector<float> scratch;
-    scratch.resize(static_cast<size_t>(T * T));
-    float* ds = scratch.data();
+    float* ds = thread_scratch(Scratch::attention, T * T);
     for (const auto [r0, r1, cols] : blocks) {
       // dP = dout v^T (T, T) where these rows see; 0 where they do not, so that the softmax
       // rows below read the same numbers as over a full product (their weights are 0 there)

@@ -9,12 +9,17 @@
 #include "tensor/gemm.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
-#include <new>
 #include <vector>
 
 #include "tensor/error.h"
+#include "tensor/simd.h"
 #include "tensor/thread_pool.h"
+
+#if QKV_SIMD_LANES > 0 && defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 namespace qkv {
 namespace {
@@ -53,22 +58,27 @@ void gemm_loop_order(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, 
     }
 }
 
-// The SIMD width the micro-kernel is written for: 16 floats (AVX-512), 8 (AVX2 with FMA), or
-// none (another target: the portable kernel, which compilers still vectorise).
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__)
-#define QKV_GEMM_LANES 16
-#elif (defined(__GNUC__) || defined(__clang__)) && defined(__AVX2__) && defined(__FMA__)
-#define QKV_GEMM_LANES 8
-#else
-#define QKV_GEMM_LANES 0
-#endif
-
+// The register tile: MR = 6 rows of C by NR columns, NR being kVecs vector registers of the
+// build's width (tensor/simd.h). Each step of k loads one row of B (kVecs vectors) and does
+// 6 x kVecs multiply-adds with it, so the more accumulators fit in the registers, the more
+// arithmetic per load:
+//   AVX-512   6 x 32: 2 vectors of 16; 12 accumulators + 2 of B + 1 of A, of 32 registers
+//   AVX2      6 x 16: 2 vectors of 8;  the same 15, of 16 (BLIS's Haswell kernel)
+//   NEON      6 x 16: 4 vectors of 4;  24 accumulators + 4 of B + 2 of A, of 32
+//   SSE       6 x 8:  2 vectors of 4;  15 of 16
+//   portable  6 x 8:  plain C++, 48 floats that fit 12 registers of 4 (SSE2, NEON)
 namespace {
-// The register tile: 6 rows x 2 vector registers. 6 x 32 on AVX-512 (12 accumulators of 16
-// floats, plus 2 registers of B and 1 broadcast of A per step, well inside the 32 registers);
-// 6 x 16 on AVX2, whose 16 registers hold the same 12 + 3 (BLIS's Haswell kernel). Each step
-// of k does 12 FMAs for 8 loads, enough arithmetic per load to keep the FMA units busy.
-constexpr int64_t kMR = 6, kNR = QKV_GEMM_LANES == 8 ? 16 : 32;
+#if QKV_SIMD_LANES > 0
+constexpr int kLanes = QKV_SIMD_LANES;
+#if defined(__aarch64__)
+constexpr int kVecs = 4;
+#else
+constexpr int kVecs = 2;
+#endif
+constexpr int64_t kMR = 6, kNR = kVecs * kLanes;
+#else
+constexpr int64_t kMR = 6, kNR = 8;
+#endif
 // The cache blocks: an MC x KC block of A (144 KiB) stays in L2 (1 MiB per core here) while
 // the kernel streams KC x NR micro-panels of B (48 KiB) past it, and a KC x NC panel of B
 // (6 MiB) stays in L3. Chosen by measurement on the 2-core Zen 4 (bench/README.md): a larger
@@ -275,25 +285,13 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
   store_tile(&acc[0][0], c, ldc, add_to_c, m, n, ep);
 }
 
-#if QKV_GEMM_LANES > 0
-// The SIMD micro-kernel, written with GCC/Clang vector extensions rather than intrinsics: a
-// `vec` is one register of QKV_GEMM_LANES floats (16 on AVX-512, 8 on AVX2). It is built where
-// the target has one of them (the default -march=native build); elsewhere the portable kernel,
-// which compilers vectorise well too (bench/README.md, ladder step 4), is the production one.
-// The 6 x 2-register tile is twelve named accumulators, c[row][half], so the compiler keeps
-// every one in a register for the whole k loop (an array of them ends up on the stack), and
-// `c += a * b` (a float times a vector: the float is broadcast) becomes one fused multiply-add
-// (gemm.cpp is built with -ffp-contract=fast).
-constexpr int kLanes = QKV_GEMM_LANES;
+#if QKV_SIMD_LANES > 0
+// The SIMD micro-kernels, written with GCC/Clang vector extensions: a `vec` is one register of
+// kLanes floats, and `c += a * b` (a float times a vector: the float is broadcast) becomes one
+// fused multiply-add where the target has FMA (gemm.cpp is built with -ffp-contract=fast).
+// The accumulators are named variables, c[row][vector], so the compiler keeps every one in a
+// register for the whole k loop (GCC puts an array of them on the stack).
 typedef float vec __attribute__((vector_size(4 * kLanes)));
-static_assert(kMR == 6 && kNR == 2 * kLanes,
-              "micro_kernel_simd is written for a 6 x 2-register tile");
-
-// One row of the tile, one step of k: c0:c1 += A[i, k] * B[k, 0:NR].
-[[gnu::always_inline]] inline void fma_row(vec& c0, vec& c1, float a, vec b0, vec b1) {
-  c0 += a * b0;
-  c1 += a * b1;
-}
 
 // Asks the caches for the lines of an m x NR tile at p (rows ld apart), to read (kWrite 0) or
 // to write (1), so that they arrive during the k loop.
@@ -301,39 +299,33 @@ template <int kWrite>
 [[gnu::always_inline]] inline void prefetch_tile(const float* p, int64_t ld, int64_t m) {
   for (int64_t i = 0; i < m; ++i) {
     __builtin_prefetch(p + i * ld, kWrite);
-    __builtin_prefetch(p + i * ld + kLanes, kWrite);
+    __builtin_prefetch(p + i * ld + kNR / 2, kWrite);
   }
 }
 
-void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
-                       int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
-                       const GemmEpilogue* ep) {
-  vec c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
-  const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
-  // The epilogue's scale and residual are streams from memory (GELU's slope, written long
-  // before; the residual stream): ask for this tile's lines now instead of stalling the store.
+// Before the k loop: the epilogue's scale and residual are streams from memory (GELU's slope,
+// written long before; the residual stream), so ask for this tile's lines now instead of
+// stalling the store. The same for the tile of C itself, asked for as lines to write: an output
+// of a few MB is usually not in cache, and the stores at the end, each missing, would otherwise
+// fill the store queue and stall the next tile (AVX-512: a 2048 x 128 x 512 product 1-3%
+// faster; the fused attention's small products, whose tiles of scores and of dq, dk, dv miss
+// as well, 13-15%).
+[[gnu::always_inline]] inline void prefetch_for_tile(const float* c, int64_t ldc, int64_t m,
+                                                     const GemmEpilogue* ep) {
   if (ep && ep->scale) prefetch_tile<0>(ep->scale, ep->ld_scale, m);
   if (ep && ep->residual) prefetch_tile<0>(ep->residual, ep->ld_residual, m);
-  // The same for the tile of C itself, asked for as lines to write: an output of a few MB is
-  // usually not in cache, and the 12 stores at the end, each missing, would otherwise fill the
-  // store queue and stall the next tile (a 2048 x 128 x 512 product: 1-3% faster; the fused
-  // attention's small products, whose tiles of scores and of dq, dk, dv miss as well: 13-15%).
   prefetch_tile<1>(c, ldc, m);
-  for (int64_t k = 0; k < kc; ++k, a += a_ks, b += b_ks) {
-    vec b0, b1;
-    std::memcpy(&b0, b, sizeof b0);
-    std::memcpy(&b1, b + kLanes, sizeof b1);
-    fma_row(c00, c01, a[0], b0, b1);
-    fma_row(c10, c11, a[r1], b0, b1);
-    fma_row(c20, c21, a[r2], b0, b1);
-    fma_row(c30, c31, a[r3], b0, b1);
-    fma_row(c40, c41, a[r4], b0, b1);
-    fma_row(c50, c51, a[r5], b0, b1);
-  }
-  const vec acc[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  if (m == kMR && n == kNR) {  // a full tile: straight into C
+}
+
+// After the k loop: the finished accumulators into C. A full tile goes straight in, the
+// epilogue applied a vector at a time (the same + and * as finish()); an edge tile goes
+// through a buffer and store_tile, with the same arithmetic.
+[[gnu::always_inline]] inline void store_vectors(const vec (&acc)[kMR][kVecs], float* c,
+                                                 int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                                                 const GemmEpilogue* ep) {
+  if (m == kMR && n == kNR) {
     for (int64_t i = 0; i < kMR; ++i)
-      for (int64_t v = 0; v < 2; ++v) {
+      for (int64_t v = 0; v < kVecs; ++v) {
         // C rows need not be aligned: memcpy is the portable unaligned load/store.
         vec out = acc[i][v];
         if (add_to_c) {
@@ -341,7 +333,7 @@ void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
           std::memcpy(&old, c + i * ldc + kLanes * v, sizeof old);
           out = old + out;
         }
-        if (ep) {  // the epilogue, a vector at a time: the same + and * as finish()
+        if (ep) {
           vec e;
           if (ep->bias) {
             std::memcpy(&e, ep->bias + kLanes * v, sizeof e);
@@ -360,47 +352,121 @@ void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
       }
     return;
   }
-  alignas(64) float tile[kMR * kNR];  // an edge tile: through a buffer, same arithmetic
+  alignas(64) float tile[kMR * kNR];
   std::memcpy(tile, acc, sizeof tile);
   store_tile(tile, c, ldc, add_to_c, m, n, ep);
 }
+
+#if defined(__aarch64__)
+// NEON, 6 x 16: four vectors of B per step of k, and the six values of A that multiply them
+// loaded as two vectors (rows 0-3, rows 4-5) from the packed panel. `vfmaq_laneq_f32(c, b, a, L)`
+// is one instruction, c += b * a[L] ("fmla by element"), so A needs no broadcasts: 24 FMAs, 4
+// loads of B and 2 of A per step, 30 of the 32 registers. The intrinsics (<arm_neon.h>) are
+// there because GCC 12, given the same loop in vector extensions, keeps the six values of A in
+// six registers and spills three accumulators to the stack every step.
+static_assert(kLanes == 4 && kVecs == 4, "micro_kernel_neon is written for a 6 x 16 tile");
+constexpr bool kFastKernelReadsAInPlace = false;  // it wants A packed: a_rs = 1, a_ks = MR
+
+// One row of the tile, one step of k: c0:c3 += lane L of a * B[k, 0:16].
+template <int L, class Lanes>
+[[gnu::always_inline]] inline void fma_row(float32x4_t& c0, float32x4_t& c1, float32x4_t& c2,
+                                           float32x4_t& c3, Lanes a, float32x4_t b0,
+                                           float32x4_t b1, float32x4_t b2, float32x4_t b3) {
+  if constexpr (sizeof(Lanes) == 16) {
+    c0 = vfmaq_laneq_f32(c0, b0, a, L);
+    c1 = vfmaq_laneq_f32(c1, b1, a, L);
+    c2 = vfmaq_laneq_f32(c2, b2, a, L);
+    c3 = vfmaq_laneq_f32(c3, b3, a, L);
+  } else {  // a float32x2_t
+    c0 = vfmaq_lane_f32(c0, b0, a, L);
+    c1 = vfmaq_lane_f32(c1, b1, a, L);
+    c2 = vfmaq_lane_f32(c2, b2, a, L);
+    c3 = vfmaq_lane_f32(c3, b3, a, L);
+  }
+}
+
+void micro_kernel_neon(int64_t kc, const float* a, [[maybe_unused]] int64_t a_rs,
+                       [[maybe_unused]] int64_t a_ks, const float* b, int64_t b_ks, float* c,
+                       int64_t ldc, bool add_to_c, int64_t m, int64_t n, const GemmEpilogue* ep) {
+  assert(a_rs == 1 && a_ks == kMR);
+  float32x4_t c00{}, c01{}, c02{}, c03{}, c10{}, c11{}, c12{}, c13{}, c20{}, c21{}, c22{}, c23{},
+      c30{}, c31{}, c32{}, c33{}, c40{}, c41{}, c42{}, c43{}, c50{}, c51{}, c52{}, c53{};
+  prefetch_for_tile(c, ldc, m, ep);
+  for (int64_t k = 0; k < kc; ++k, a += kMR, b += b_ks) {
+    const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8),
+                      b3 = vld1q_f32(b + 12);
+    const float32x4_t a03 = vld1q_f32(a);  // A[0:4, k]
+    const float32x2_t a45 = vld1_f32(a + 4);  // A[4:6, k]
+    fma_row<0>(c00, c01, c02, c03, a03, b0, b1, b2, b3);
+    fma_row<1>(c10, c11, c12, c13, a03, b0, b1, b2, b3);
+    fma_row<2>(c20, c21, c22, c23, a03, b0, b1, b2, b3);
+    fma_row<3>(c30, c31, c32, c33, a03, b0, b1, b2, b3);
+    fma_row<0>(c40, c41, c42, c43, a45, b0, b1, b2, b3);
+    fma_row<1>(c50, c51, c52, c53, a45, b0, b1, b2, b3);
+  }
+  const float32x4_t acc[kMR][kVecs] = {{c00, c01, c02, c03}, {c10, c11, c12, c13},
+                                       {c20, c21, c22, c23}, {c30, c31, c32, c33},
+                                       {c40, c41, c42, c43}, {c50, c51, c52, c53}};
+  vec out[kMR][kVecs];  // the same bytes as GCC/Clang's generic vectors
+  std::memcpy(out, acc, sizeof out);
+  store_vectors(out, c, ldc, add_to_c, m, n, ep);
+}
+constexpr MicroKernel kFastKernel = micro_kernel_neon;
+constexpr const char* kFastKernelName = "NEON 6x16";
+#else
+// x86 (AVX-512, AVX2, SSE), 6 x 2 vectors: twelve accumulators, two vectors of B per step of k,
+// and each value of A broadcast to a register as it is used. A is read through its strides, so
+// full panels of a row-major A can be read where they lie (packed_loops).
+static_assert(kVecs == 2, "micro_kernel_simd is written for a 6 x 2-vector tile");
+constexpr bool kFastKernelReadsAInPlace = true;
+
+// One row of the tile, one step of k: c0:c1 += A[i, k] * B[k, 0:NR].
+[[gnu::always_inline]] inline void fma_row(vec& c0, vec& c1, float a, vec b0, vec b1) {
+  c0 += a * b0;
+  c1 += a * b1;
+}
+
+void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                       int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                       const GemmEpilogue* ep) {
+  vec c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
+  const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
+  prefetch_for_tile(c, ldc, m, ep);
+  for (int64_t k = 0; k < kc; ++k, a += a_ks, b += b_ks) {
+    vec b0, b1;
+    std::memcpy(&b0, b, sizeof b0);
+    std::memcpy(&b1, b + kLanes, sizeof b1);
+    fma_row(c00, c01, a[0], b0, b1);
+    fma_row(c10, c11, a[r1], b0, b1);
+    fma_row(c20, c21, a[r2], b0, b1);
+    fma_row(c30, c31, a[r3], b0, b1);
+    fma_row(c40, c41, a[r4], b0, b1);
+    fma_row(c50, c51, a[r5], b0, b1);
+  }
+  const vec acc[kMR][kVecs] = {{c00, c01}, {c10, c11}, {c20, c21},
+                               {c30, c31}, {c40, c41}, {c50, c51}};
+  store_vectors(acc, c, ldc, add_to_c, m, n, ep);
+}
 constexpr MicroKernel kFastKernel = micro_kernel_simd;
-constexpr const char* kFastKernelName =
-    kLanes == 16 ? "simd-vector-extensions (AVX-512, 6x32)" : "simd-vector-extensions (AVX2, 6x16)";
+constexpr const char* kFastKernelName = kLanes == 16  ? "AVX-512 6x32"
+                                        : kLanes == 8 ? "AVX2 6x16"
+                                                      : "SSE 6x8";
+#endif
 #else
 constexpr MicroKernel kFastKernel = micro_kernel_portable;
-constexpr const char* kFastKernelName = "portable";
+constexpr bool kFastKernelReadsAInPlace = true;
+constexpr const char* kFastKernelName = "portable 6x8";
 #endif
 
-// Packing buffers belong to one thread each (thread_local): two threads packing different
-// blocks must never share one. They live across calls so a training loop does not allocate
-// them for every matmul; they grow to the largest block seen. 64-byte aligned: a packed
-// micro-panel's rows start on cache lines.
-class PackBuffer {
- public:
-  ~PackBuffer() { release(); }
-  float* get(int64_t n) {
-    if (n > size_) {
-      release();
-      data_ = static_cast<float*>(::operator new (sizeof(float) * n, std::align_val_t{64}));
-      size_ = n;
-    }
-    return data_;
-  }
-
- private:
-  void release() {
-    if (data_) ::operator delete (data_, std::align_val_t{64});
-    data_ = nullptr;
-    size_ = 0;
-  }
-  float* data_ = nullptr;
-  int64_t size_ = 0;
-};
+// Packing buffers belong to one thread each: two threads packing different blocks must never
+// share one. They come from the thread pool's per-thread scratch (thread_pool.h), which keeps
+// them across calls so a training loop does not allocate them for every matmul, grows them to
+// the largest block seen, and aligns them to 64 bytes: a packed micro-panel's rows start on
+// cache lines.
 
 // The five-loop nest of steps 4 and 5, on one thread, with a given micro-kernel. With
 // `in_place` (step 5), full MR-row panels of a row-major A are read where they lie instead of
-// being packed (the kernel takes A's strides); only a short last panel is packed, for its zero
+// being packed (the kernel takes A's strides, except NEON's); only a short last panel is packed, for its zero
 // rows. So is B, when it is row-major, exactly one micro-panel (NR columns) wide and the
 // product small (attention's per-head products with a head size of 32: P v, dS k, dS^T q,
 // P^T dout): its rows are the panel's rows already, and copying them cost as much as a fifth of
@@ -415,13 +481,12 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
     prepare_c(M, N, C, ldc, accumulate);
     return finish_all(M, N, C, ldc, epilogue);
   }
-  const bool a_in_place = in_place && A.col_stride == 1;
+  const bool a_in_place = in_place && kFastKernelReadsAInPlace && A.col_stride == 1;
   const bool b_in_place = in_place && B.col_stride == 1 && N == kNR && M <= 2 * kMC;
-  thread_local PackBuffer a_buf, b_buf;
   const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
   const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
-  float* bp = b_buf.get(std::min(K, kKC) * round_n);
-  float* ap = a_buf.get(std::min(K, kKC) * round_m);
+  float* bp = thread_scratch(Scratch::gemm_b, std::min(K, kKC) * round_n);
+  float* ap = thread_scratch(Scratch::gemm_a, std::min(K, kKC) * round_m);
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
     for (int64_t pc = 0; pc < K; pc += kKC) {
@@ -480,7 +545,7 @@ constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
 // copies all K x N of it to use each element only M times, which costs as much as the product
 // itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
 // rows are contiguous, as dot products of A's row with B's columns when those are (x @ W^T,
-// as Linear computes it), in kLanes independent sums so the compiler vectorises them.
+// as Linear computes it), in 16 independent sums so the compiler vectorises them.
 constexpr int64_t kFewRows = 4;
 
 void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
@@ -498,15 +563,15 @@ void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* 
         for (int64_t j = 0; j < N; ++j) c[j] += aik * b[j];
       }
     } else if (B.row_stride == 1) {
-      constexpr int64_t kLanes = 16;
+      constexpr int64_t kSums = 16;
       for (int64_t j = 0; j < N; ++j) {
         const float* b = B.p + j * B.col_stride;
-        float lane[kLanes] = {};
+        float lane[kSums] = {};
         int64_t k = 0;
-        for (; k + kLanes <= K; k += kLanes)
-          for (int64_t l = 0; l < kLanes; ++l) lane[l] += a[k + l] * b[k + l];
+        for (; k + kSums <= K; k += kSums)
+          for (int64_t l = 0; l < kSums; ++l) lane[l] += a[k + l] * b[k + l];
         float sum = 0.0f;
-        for (int64_t l = 0; l < kLanes; ++l) sum += lane[l];
+        for (int64_t l = 0; l < kSums; ++l) sum += lane[l];
         for (; k < K; ++k) sum += a[k] * b[k];
         c[j] += sum;
       }
@@ -574,9 +639,8 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
 // What it saves is the duplicate packing and the second stream of B through memory.
 void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
                     int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
-  thread_local PackBuffer shared_b;
   const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
-  float* bp = shared_b.get(std::min(K, kKC) * round_n);
+  float* bp = thread_scratch(Scratch::gemm_shared_b, std::min(K, kKC) * round_n);
   const int64_t units = (M + kMR - 1) / kMR;
   const int64_t parts = std::min<int64_t>(threads, units);
   for (int64_t jc = 0; jc < N; jc += kNC) {
@@ -587,10 +651,10 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
       const bool last = pc + kc == K && epilogue.any();
       pack_b(kc, nc, {B.p + pc * B.row_stride + jc * B.col_stride, B.row_stride, B.col_stride}, bp);
       parallel_for(parts, [&](int64_t part) {
-        thread_local PackBuffer a_buf;
         const int64_t m0 = std::min(M, units * part / parts * kMR);
         const int64_t m1 = std::min(M, units * (part + 1) / parts * kMR);
-        float* ap = a_buf.get(kc * ((std::min(m1 - m0, kMC) + kMR - 1) / kMR * kMR));
+        float* ap =
+            thread_scratch(Scratch::gemm_a, kc * ((std::min(m1 - m0, kMC) + kMR - 1) / kMR * kMR));
         for (int64_t ic = m0; ic < m1; ic += kMC) {
           const int64_t mc = std::min(kMC, m1 - ic);
           pack_a(mc, kc, {A.p + ic * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
@@ -635,8 +699,8 @@ int64_t k_chunks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t a_cs)
 
 void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, int64_t chunks, const GemmEpilogue& epilogue) {
-  thread_local PackBuffer scratch_buf;  // the calling thread's, shared with the pool below
-  float* scratch = scratch_buf.get((chunks - 1) * M * N);
+  // The calling thread's, shared with the pool below.
+  float* scratch = thread_scratch(Scratch::gemm_k_split, (chunks - 1) * M * N);
   const int64_t units = (M + kMR - 1) / kMR;
   const int64_t row_parts = std::min<int64_t>(units, (num_threads() + chunks - 1) / chunks);
   parallel_for(chunks * row_parts, [&](int64_t t) {

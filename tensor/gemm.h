@@ -94,7 +94,8 @@ struct GemmBlocking {
   int64_t MR, NR, MC, KC, NC;
 };
 GemmBlocking gemm_blocking();
-// The name of the micro-kernel the production path uses ("avx512-vector" or "portable").
+// The micro-kernel the production path uses and its register tile: "AVX-512 6x32",
+// "AVX2 6x16", "NEON 6x16", "SSE 6x8" or "portable 6x8" (gemm.cpp).
 const char* gemm_kernel_name();
 
 }  // namespace qkv

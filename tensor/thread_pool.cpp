@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +39,26 @@ int default_threads() {
 
 thread_local bool inside_parallel_region = false;
 
+// ---- Per-thread scratch (thread_pool.h says why it is freed by hand).
+constexpr int kSlots = static_cast<int>(Scratch::count);
+struct ScratchSet {
+  float* data[kSlots] = {};
+  int64_t floats[kSlots] = {};
+};
+thread_local ScratchSet* my_scratch = nullptr;  // trivially destructible: nothing runs at exit
+
+// Every thread's set, so that memory of a thread that ended without freeing it stays reachable
+// (leak checkers see it) until the process ends. Never destroyed: a worker may still be
+// freeing its set while static objects are torn down at exit.
+struct ScratchRegistry {
+  std::mutex m;
+  std::vector<ScratchSet*> sets;
+};
+ScratchRegistry& scratch_registry() {
+  static ScratchRegistry* registry = new ScratchRegistry;
+  return *registry;
+}
+
 class Pool {
  public:
   Pool() { resize(default_threads()); }
@@ -53,7 +74,11 @@ class Pool {
     // New workers start from the current job count, so they wait for the next job instead of
     // mistaking the last finished one for new work.
     const uint64_t current = generation_.load();
-    for (int t = 1; t < n; ++t) workers_.emplace_back([this, t, current] { work(t, current); });
+    for (int t = 1; t < n; ++t)
+      workers_.emplace_back([this, t, current] {
+        work(t, current);
+        release_thread_scratch();
+      });
   }
 
   void run(int64_t parts, const std::function<void(int64_t)>& fn) {
@@ -167,6 +192,42 @@ Pool& pool() {
 }
 
 }  // namespace
+
+float* thread_scratch(Scratch slot, int64_t floats) {
+  if (!my_scratch) {
+    my_scratch = new ScratchSet;
+    ScratchRegistry& r = scratch_registry();
+    std::lock_guard<std::mutex> g(r.m);
+    r.sets.push_back(my_scratch);
+  }
+  const int s = static_cast<int>(slot);
+  if (floats > my_scratch->floats[s]) {
+    if (my_scratch->data[s]) ::operator delete(my_scratch->data[s], std::align_val_t{64});
+    my_scratch->data[s] = static_cast<float*>(
+        ::operator new(sizeof(float) * static_cast<size_t>(floats), std::align_val_t{64}));
+    my_scratch->floats[s] = floats;
+  }
+  return my_scratch->data[s];
+}
+
+void release_thread_scratch() {
+  if (!my_scratch) return;
+  {
+    ScratchRegistry& r = scratch_registry();
+    std::lock_guard<std::mutex> g(r.m);
+    r.sets.erase(std::find(r.sets.begin(), r.sets.end(), my_scratch));
+  }
+  for (float* p : my_scratch->data)
+    if (p) ::operator delete(p, std::align_val_t{64});
+  delete my_scratch;
+  my_scratch = nullptr;
+}
+
+int64_t threads_with_scratch() {
+  ScratchRegistry& r = scratch_registry();
+  std::lock_guard<std::mutex> g(r.m);
+  return static_cast<int64_t>(r.sets.size());
+}
 
 int num_threads() {
   return pool().size();

@@ -24,6 +24,24 @@ void set_num_threads(int n);
 // inside fn runs its parts serially on that thread.
 void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn);
 
+// Scratch memory for kernels, one block per thread and slot (the GEMM's packing buffers, the
+// fused attention's rows of scores): 64-byte aligned, contents left from the last use, grown to
+// the largest size asked for and kept for the next call, so a training loop does not allocate
+// for every matmul. Two threads never share one, and on one thread each slot has one user at a
+// time (a GEMM inside the attention takes other slots than the attention's own).
+//
+// Why not a thread_local object with a destructor: on MinGW-w64, such destructors can run after
+// the thread's storage is gone, and a program then crashes as its threads end. So the only
+// thread-local is a plain pointer, and the memory is freed explicitly: a pool worker frees its
+// own as it exits (so set_num_threads can be called any number of times), and any other
+// thread's stays allocated, and reachable, until the process ends, unless that thread calls
+// release_thread_scratch() first.
+enum class Scratch { gemm_a, gemm_b, gemm_shared_b, gemm_k_split, attention, count };
+float* thread_scratch(Scratch slot, int64_t floats);
+void release_thread_scratch();
+// How many threads hold scratch memory now (the tests check that workers give theirs back).
+int64_t threads_with_scratch();
+
 // Below this many elements of cheap per-element work, waking the pool costs more than it saves.
 constexpr int64_t kParallelElements = int64_t{1} << 15;
 

@@ -3,8 +3,8 @@
 // What you will learn: nearly all the arithmetic of a transformer is C = A B, and how fast a
 // framework is comes down to how fast it does that. tensor/gemm.cpp builds it in five steps,
 // each one idea beyond the last; here each runs on the same 512 x 512 x 512 product, with its
-// GFLOP/s and its share of what the threads it uses can do at most (a loop of independent
-// fused multiply-adds, measured first):
+// GFLOP/s and its share of what the threads it uses can do at most (independent chains of
+// fused multiply-adds, measured first: tensor/fma_peak.h):
 //   1. naive: three loops, a dot product per output. The inner loop walks B down a column:
 //      a new cache line for every multiply-add.
 //   2. loop order i-k-j: the inner loop walks a row of B and a row of C, unit stride; the
@@ -13,8 +13,10 @@
 //      in the L2 and L3 caches while they are reused.
 //   4. packing + a register micro-kernel: copy each block into the exact order the kernel reads,
 //      then compute an MR x NR tile of C in registers over the whole K block (the BLIS design).
-//   5. SIMD and threads: the micro-kernel written with vector registers of 8 or 16 floats, and
-//      the tiles shared out over the thread pool.
+//      The kernel is plain C++; the compiler vectorises its inner loop as best it can.
+//   5. SIMD and threads: the micro-kernel written for the vector registers themselves (AVX-512,
+//      AVX2, NEON or SSE: the line for step 5 names the one this build uses), and the tiles
+//      shared out over the thread pool.
 // What comes before: lesson 01 (tensors); lesson 15 (what the matmuls are for).
 // Run it: ./build/release/tutorials/23_matmul_ladder [--size 512]
 #include <algorithm>
@@ -22,7 +24,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <thread>
+#include <string>
 #include <vector>
 
 #include "tensor/all.h"
@@ -36,64 +38,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The most multiply-adds the machine can do: on each thread, independent chains of
-// vector-register-wide FMAs (12 of 8 floats on AVX2, 24 of 16 on AVX-512), so the FMA units
-// never wait for a result. GFLOP/s summed over `threads` threads running at once (one FMA = 2
-// flops). Written with GCC/Clang vector extensions, as the GEMM's kernel is; other compilers
-// get a plain loop (and a lower number).
-#if defined(__AVX512F__)
-constexpr int kLanes = 16, kChains = 24;
-#else
-constexpr int kLanes = 8, kChains = 12;
-#endif
-#if defined(__GNUC__)
-typedef float vec __attribute__((vector_size(4 * kLanes)));
-#else
-struct vec {
-  float v[kLanes];
-};
-#endif
-
-double fma_peak(int threads) {
-  const int64_t iters = 1 << 23;  // ~30 ms a run: thread start-up is lost in it
-  auto chains = [&] {
-    vec acc[kChains];
-    volatile float av = 0.999f, bv = 0.001f;
-#if defined(__GNUC__)
-    vec a = vec{} + av;
-    const vec b = vec{} + bv;
-    for (int c = 0; c < kChains; ++c) acc[c] = vec{} + static_cast<float>(c);
-    for (int64_t it = 0; it < iters; ++it) {
-      for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;  // one FMA instruction each
-      asm volatile("" : "+x"(a));  // `a` opaque: the compiler cannot merge iterations
-    }
-    float sum = 0;  // every chain is used, so none can be optimised away
-    for (int c = 0; c < kChains; ++c) sum += acc[c][0];
-    volatile float keep = sum;
-#else
-    const float a = av, b = bv;
-    for (int c = 0; c < kChains; ++c)
-      for (int l = 0; l < kLanes; ++l) acc[c].v[l] = static_cast<float>(c);
-    for (int64_t it = 0; it < iters; ++it)
-      for (int c = 0; c < kChains; ++c)
-        for (int l = 0; l < kLanes; ++l) acc[c].v[l] = acc[c].v[l] * a + b;
-    volatile float keep = acc[0].v[0];
-#endif
-    (void)keep;
-  };
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> extra;
-    for (int t = 1; t < threads; ++t) extra.emplace_back(chains);
-    chains();
-    for (auto& t : extra) t.join();
-    best = std::max(
-        best, 2.0 * kChains * kLanes * static_cast<double>(iters) * threads / seconds_since(t0));
-  }
-  return best / 1e9;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,7 +49,7 @@ int main(int argc, char** argv) {
   }
   lesson::banner("1. The ceiling");
   const int threads = num_threads();
-  const double peak1 = fma_peak(1), peak_all = fma_peak(threads);
+  const double peak1 = fma_peak_gflops(1), peak_all = fma_peak_gflops(threads);
   std::printf(
       "fused multiply-adds: %.1f GFLOP/s at most on one thread, %.1f on all %d\n"
       "(threads that share a physical core share its FMA units: then the two are close)\n",
@@ -123,11 +67,12 @@ int main(int argc, char** argv) {
     GemmFn fn;
     bool threaded;
   };
+  const std::string fast = std::string("5 ") + gemm_kernel_name() + " + threads";
   const Step steps[] = {{"1 naive (i-j-k)", gemm_naive, false},
                         {"2 loop order (i-k-j)", gemm_loop_order, false},
                         {"3 cache blocks", gemm_blocked, false},
-                        {"4 packed + micro-kernel", gemm_packed, false},
-                        {"5 SIMD kernel + threads", gemm, true}};
+                        {"4 packed + plain kernel", gemm_packed, false},
+                        {fast.c_str(), gemm, true}};
   const double flops =
       2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
   std::printf("  %-26s %10s %10s %12s\n", "step", "ms", "GFLOP/s", "% of peak");
@@ -164,8 +109,9 @@ int main(int argc, char** argv) {
   std::cout << "\nWhy each step helps: (2) memory is read in cache lines of 16 floats, so walk\n"
                "it along rows; (3) a block reused from cache costs ~10x less than from memory;\n"
                "(4) packed data streams through the kernel in order, and a tile of C held in\n"
-               "registers is loaded and stored once per K block instead of once per k; (5) one\n"
-               "vector instruction does 8 or 16 multiply-adds, and every core gets tiles.\n"
+               "registers is loaded and stored once per K block instead of once per k; (5) a\n"
+               "kernel written for the vector registers keeps the whole tile in them, one\n"
+               "instruction doing 4, 8 or 16 multiply-adds, and every core gets tiles.\n"
                "bench/bench_matmul measures the same ladder against OpenBLAS (bench/README.md).\n";
   return lesson::finish();
 }

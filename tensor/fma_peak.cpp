@@ -1,0 +1,90 @@
+// fma_peak.cpp: the FMA-peak probe (fma_peak.h), written for the build's vector registers
+// (tensor/simd.h). Built with -ffp-contract=fast, so `acc * a + b` is one FMA instruction
+// where the target has one (AVX2, AVX-512, NEON) and a multiply then an add where it does not.
+#include "tensor/fma_peak.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "tensor/simd.h"
+
+namespace qkv {
+namespace {
+
+#if QKV_SIMD_LANES > 0
+constexpr int kLanes = QKV_SIMD_LANES;
+typedef float vec __attribute__((vector_size(4 * kLanes)));
+// 24 chains in 32 vector registers (AVX-512, NEON), 12 in 16 (AVX2, SSE): an FMA takes 4 cycles
+// and a core starts 2 (x86) or 4 (Apple's cores) a cycle, so 8 or 16 must be in flight.
+#if QKV_SIMD_LANES == 16 || defined(__aarch64__)
+constexpr int kChains = 24;
+#else
+constexpr int kChains = 12;
+#endif
+
+// Hides v's value from the optimiser: an empty instruction that "may change" the register, so
+// the loop cannot be folded into fewer operations. "x" names an SSE/AVX register, "w" a NEON one.
+[[gnu::always_inline]] inline void opaque(vec& v) {
+#if defined(__aarch64__)
+  asm volatile("" : "+w"(v));
+#else
+  asm volatile("" : "+x"(v));
+#endif
+}
+#else
+// No vector extensions (MSVC): plain arrays of 8 floats, which the compiler may vectorise.
+constexpr int kLanes = 8, kChains = 12;
+#endif
+
+}  // namespace
+
+double fma_chains(int64_t iterations) {
+#if QKV_SIMD_LANES > 0
+  vec acc[kChains];
+  vec a = vec{} + 0.999f;
+  const vec b = vec{} + 0.001f;
+  for (int c = 0; c < kChains; ++c) acc[c] = vec{} + static_cast<float>(c);
+  for (int64_t it = 0; it < iterations; ++it) {
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 24
+#endif
+    for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;  // one FMA instruction each
+    opaque(a);
+  }
+  float sum = 0;  // every chain is used, so none can be optimised away
+  for (int c = 0; c < kChains; ++c) sum += acc[c][0];
+#else
+  float acc[kChains][kLanes];
+  volatile float av = 0.999f, bv = 0.001f;
+  const float a = av, b = bv;
+  for (int c = 0; c < kChains; ++c)
+    for (int l = 0; l < kLanes; ++l) acc[c][l] = static_cast<float>(c);
+  for (int64_t it = 0; it < iterations; ++it)
+    for (int c = 0; c < kChains; ++c)
+      for (int l = 0; l < kLanes; ++l) acc[c][l] = acc[c][l] * a + b;
+  float sum = 0;
+  for (int c = 0; c < kChains; ++c) sum += acc[c][0];
+#endif
+  volatile float keep = sum;
+  (void)keep;
+  return 2.0 * kChains * kLanes * static_cast<double>(iterations);
+}
+
+double fma_peak_gflops(int threads, int64_t iterations, int repeats) {
+  double best = 0;
+  for (int rep = 0; rep < repeats; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> extra;
+    for (int t = 1; t < threads; ++t) extra.emplace_back([&] { fma_chains(iterations); });
+    const double flops = fma_chains(iterations) * threads;
+    for (std::thread& t : extra) t.join();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, flops / seconds / 1e9);
+  }
+  return best;
+}
+
+}  // namespace qkv
