@@ -92,7 +92,8 @@ constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads l
   return static_cast<std::byte*>(::operator new(bytes, kAlign));
 }
 
-[[maybe_unused]] void delete_block(std::byte* block, size_t bytes) {
+// (bytes is needed only to unmap a huge-page block.)
+[[maybe_unused]] void delete_block(std::byte* block, [[maybe_unused]] size_t bytes) {
 #if QKV_HUGE_PAGES
   if (huge_pages_on()) {
     munmap(block, bytes);
