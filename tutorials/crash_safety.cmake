@@ -3,12 +3,14 @@
 # holds either nothing or the complete checkpoint, never a partial one: save writes a temporary
 # file and renames it into place (nn/serialize.cpp, write_file_atomic).
 #   cmake -DEXE=<15_train_tiny_gpt> -DDIR=<scratch folder> -P crash_safety.cmake
+# In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
 set(flags --steps 0 --n_embd 256 --n_layer 8 --no_compare --sample 0 --eval_batches 1)
 set(reference ${DIR}/crash_reference.safetensors)
+separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
 set(target ${DIR}/crash_target.safetensors)
 file(REMOVE ${reference} ${target})
 string(TIMESTAMP t0 "%s%f")
-execute_process(COMMAND ${EXE} ${flags} --save ${reference} OUTPUT_QUIET RESULT_VARIABLE rc)
+execute_process(COMMAND ${emulator} ${EXE} ${flags} --save ${reference} OUTPUT_QUIET RESULT_VARIABLE rc)
 string(TIMESTAMP t1 "%s%f")
 if(NOT rc EQUAL 0 OR NOT EXISTS ${reference})
   message(FATAL_ERROR "the complete run failed (${rc})")
@@ -31,7 +33,7 @@ foreach(percent RANGE 60 100 4)
     set(frac "0${frac}")
   endif()
   file(REMOVE ${target})
-  execute_process(COMMAND ${EXE} ${flags} --save ${target} TIMEOUT ${whole}.${frac}
+  execute_process(COMMAND ${emulator} ${EXE} ${flags} --save ${target} TIMEOUT ${whole}.${frac}
                   OUTPUT_QUIET ERROR_QUIET RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     math(EXPR killed "${killed} + 1")

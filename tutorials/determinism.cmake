@@ -1,12 +1,14 @@
 # Determinism of the training program (run by ctest): the same flags on 1 thread, on 2, and on
 # 2 again must print the same losses and save byte-identical checkpoints.
 #   cmake -DEXE=<15_train_tiny_gpt> -DDIR=<scratch folder> -P determinism.cmake
+# In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
 set(flags --steps 30 --no_compare --sample 0 --log_every 10)
 set(runs 1 2 2)
+separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
 set(i 0)
 foreach(threads IN LISTS runs)
   math(EXPR i "${i} + 1")
-  execute_process(COMMAND ${EXE} ${flags} --threads ${threads} --save ${DIR}/determinism_${i}.safetensors
+  execute_process(COMMAND ${emulator} ${EXE} ${flags} --threads ${threads} --save ${DIR}/determinism_${i}.safetensors
                   OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "run ${i} (--threads ${threads}) failed with ${rc}")

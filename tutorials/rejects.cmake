@@ -3,6 +3,7 @@
 # The case's flags come last, so they override the defaults given here.
 #   cmake -DEXE=<15_train_tiny_gpt> -DDIR=<scratch folder> -DCASE=<name> -DEXPECT=<regex>
 #         "-DARGS=<flag;value;...>" -P rejects.cmake
+# In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
 # In ARGS, {dir} stands for DIR. Fixture files (an empty file, a file that is not UTF-8, ...)
 # are written here, so nothing binary has to live in the repository.
 set(dir ${DIR}/rejects_${CASE})
@@ -15,7 +16,8 @@ file(WRITE ${dir}/short.txt "Life is short")
 file(WRITE ${dir}/corrupt.safetensors "this is not a safetensors file at all")
 string(REPLACE "{dir}" "${dir}" args "${ARGS}")
 
-execute_process(COMMAND ${EXE} --steps 1 --no_compare --save ${dir}/out.safetensors ${args}
+separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
+execute_process(COMMAND ${emulator} ${EXE} --steps 1 --no_compare --save ${dir}/out.safetensors ${args}
                 OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
 string(STRIP "${err}" err)
 if(rc EQUAL 0)

@@ -21,16 +21,35 @@ const std::vector<Step> kSteps = {{"loop_order", gemm_loop_order},
 struct Dims {
   int64_t M, N, K;
 };
-// 1, 7, 33, 129, 257 and friends: none a multiple of MR = 6, NR = 32, MC = 96 or KC = 384,
-// plus K = 1, empty products, a K that crosses a KC block boundary, M <= 4 (the few-rows
-// path that reads B in place), K of 2 and 4 chunks of 1024 and more (with A transposed, the
-// production GEMM sums those in K chunks, as for a weight gradient), and N = NR = 32 with M on
-// both sides of 2 MC = 192 (a small product reads a row-major B of one micro-panel in place).
-const std::vector<Dims> kDims = {{1, 1, 1},     {7, 33, 129},  {33, 7, 1},     {129, 257, 33},
-                                 {257, 129, 7}, {6, 32, 384},  {97, 65, 385},  {0, 5, 3},
-                                 {5, 0, 3},     {5, 3, 0},     {1, 300, 800},  {200, 1, 17},
-                                 {4, 70, 33},   {3, 129, 20},  {33, 17, 2100}, {9, 40, 4100},
-                                 {50, 32, 700}, {192, 32, 30}, {193, 32, 30}};
+// 1, 7, 33, 129, 257 and friends: none a multiple of MR = 6, NR (8, 16 or 32 by the build's
+// kernel), MC = 96 or KC = 384, plus K = 1, empty products, a K that crosses a KC block
+// boundary, M <= 4 (the few-rows path that reads B in place), K of 2 and 4 chunks of 1024 and
+// more (with A transposed, the production GEMM sums those in K chunks, as for a weight
+// gradient), one full tile over one KC block, and N = NR with M on both sides of 2 MC (a small
+// product reads a row-major B of one micro-panel in place), at the build's own NR.
+std::vector<Dims> dims() {
+  const GemmBlocking g = gemm_blocking();
+  return {{1, 1, 1},
+          {7, 33, 129},
+          {33, 7, 1},
+          {129, 257, 33},
+          {257, 129, 7},
+          {g.MR, g.NR, g.KC},
+          {97, 65, 385},
+          {0, 5, 3},
+          {5, 0, 3},
+          {5, 3, 0},
+          {1, 300, 800},
+          {200, 1, 17},
+          {4, 70, 33},
+          {3, 129, 20},
+          {33, 17, 2100},
+          {9, 40, 4100},
+          {50, g.NR, 700},
+          {2 * g.MC, g.NR, 30},
+          {2 * g.MC + 1, g.NR, 30}};
+}
+const std::vector<Dims> kDims = dims();
 
 // Operands as (rows, cols) data with the given layout: transposed ones are stored K-major.
 struct Operand {
@@ -178,6 +197,28 @@ TEST(GemmPacking, TransposedBGivesTheSameBitsAsRowMajorB) {
     gemm(c.M, half, c.K, {a.data(), c.K, 1}, {b2.data(), half, 1}, c_v2.data(), half, false);
     EXPECT_EQ(c_v, c_v2) << "every other column, " << c.M << "x" << half << "x" << c.K;
   }
+}
+
+// Each pool worker gives its packing buffers back as it ends (thread_pool.h: no thread_local
+// destructors, which MinGW-w64 runs after the thread's storage is gone). Changing the thread
+// count many times, with threaded products in between, leaves no more threads holding scratch
+// than the pool's workers and this thread; ctest runs this case as a process of its own, so its
+// exit right after is part of the test.
+TEST(GemmThreads, ChangingTheThreadCountManyTimesGivesWorkersBuffersBack) {
+  const int before = num_threads();
+  Operand a = make(130, 90, false, 3), b = make(90, 200, true, 4);
+  std::vector<float> c(130 * 200);
+  gemm(130, 200, 90, a.ref, b.ref, c.data(), 200, false);
+  const std::vector<float> expected = c;
+  for (int round = 0; round < 40; ++round) {
+    const int threads = 1 + round % 4;
+    set_num_threads(threads);
+    gemm(130, 200, 90, a.ref, b.ref, c.data(), 200, false);  // every worker packs
+    ASSERT_EQ(c, expected) << "round " << round;
+    EXPECT_LE(threads_with_scratch(), threads)
+        << "round " << round << ", " << threads << " threads: a finished worker kept its buffers";
+  }
+  set_num_threads(before);
 }
 
 TEST(GemmThreads, PoolRunsEveryPartOnceAndRethrows) {
