@@ -189,4 +189,12 @@ BENCHMARK(BM_OpenBLAS)->Apply(shapes);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// BENCHMARK_MAIN, plus the kernel this build runs in the context printed above the table.
+int main(int argc, char** argv) {
+  benchmark::AddCustomContext("qkv_gemm_kernel", qkv::gemm_kernel_name());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

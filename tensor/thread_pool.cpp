@@ -23,6 +23,12 @@
 
 #include "tensor/error.h"
 
+#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+#include <immintrin.h>  // _mm_pause
+#elif defined(_MSC_VER) && defined(_M_ARM64)
+#include <intrin.h>  // __yield
+#endif
+
 namespace qkv {
 namespace {
 
@@ -38,6 +44,21 @@ int default_threads() {
 }
 
 thread_local bool inside_parallel_region = false;
+
+// Tells the core this is a spin loop: it saves power, and lets the other hardware thread of the
+// same core run. x86's pause (GCC and Clang name it __builtin_ia32_pause, MSVC _mm_pause),
+// ARM's yield; other targets spin without a hint.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(_M_X64) || defined(_M_IX86)
+  _mm_pause();
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+  asm volatile("yield");
+#elif defined(_M_ARM64)
+  __yield();
+#endif
+}
 
 // ---- Per-thread scratch (thread_pool.h says why it is freed by hand).
 constexpr int kSlots = static_cast<int>(Scratch::count);
@@ -117,9 +138,7 @@ class Pool {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(2000);
     for (int i = 0;; ++i) {
       if (ready()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();  // tells the core this is a spin loop (saves power, helps its twin)
-#endif
+      cpu_relax();
       if ((i & 255) == 255) {
         if (std::chrono::steady_clock::now() > deadline) return false;
         // Let another runnable thread have this core: when more threads than cores are busy
