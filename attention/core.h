@@ -24,7 +24,11 @@ namespace qkv::attention {
 
 struct AttentionOptions {
   // bool: true where a query may attend to a key (torch's attn_mask convention); float: added to
-  // the scores (0 to keep, -inf to hide). Broadcasts to (..., T_q, T_k).
+  // the scores (0 to keep, -inf to hide). Broadcasts to (..., T_q, T_k). Mind the opposite
+  // meaning of masked_fill's mask, true where it fills (as in torch): the mask that hides the
+  // future for masked_fill is raw::logical_not(causal_mask(T)). Given that one here instead, the
+  // weights change completely (a query sees only its future), and the last query, whose every
+  // key is then hidden, gets weights and output of zero (below).
   Tensor mask;
   // Query i sees keys j <= i + (T_k - T_q): the usual lower triangle when T_q == T_k, and the
   // right alignment for a query block that comes after cached keys (T_q < T_k).
@@ -71,6 +75,9 @@ AttentionOutput scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
                                              const AttentionOptions& options = {});
 
 // ---- masks: bool, true where attention is allowed ------------------------------------------
+// These keep: true = may attend, the meaning of scaled_dot_product_attention's mask and of
+// torch's attn_mask. masked_fill's mask fills (hides) where true: to hide with one of these,
+// pass raw::logical_not(mask), as lesson 12 shows.
 
 // (T_q, T_k): key j is visible to query i when j <= i + (T_k - T_q).
 Tensor causal_mask(int64_t T_q, int64_t T_k);

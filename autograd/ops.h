@@ -46,6 +46,7 @@ Tensor clamp(const Tensor& a, std::optional<float> min, std::optional<float> max
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// Fills where mask is true (what to replace), as torch's; attention's masks mean "may see".
 Tensor masked_fill(const Tensor& a, const Tensor& mask, float value);
 Tensor tril(const Tensor& a, int64_t diagonal = 0);
 Tensor triu(const Tensor& a, int64_t diagonal = 0);

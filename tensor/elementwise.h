@@ -80,7 +80,9 @@ Tensor isfinite(const Tensor& a);
 
 // where(cond, a, b): a where cond is true, else b; all three broadcast together.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-// masked_fill: a with `value` wherever mask (bool, broadcast to a's shape) is true.
+// masked_fill: a with `value` wherever mask (bool, broadcast to a's shape) is true, as torch's:
+// the mask marks what to replace. (Attention's masks mark the opposite, what a query may see:
+// attention/core.h.)
 Tensor masked_fill(const Tensor& a, const Tensor& mask, float value);
 // tril / triu: keep the lower / upper triangle of the last two dims (diagonal k shifts it:
 // tril keeps j <= i + k, triu keeps j >= i + k), zero the rest. Any dtype.

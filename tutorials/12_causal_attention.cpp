@@ -8,7 +8,9 @@
 //   - method 2: set the future's scores to -inf before the softmax, where e^-inf = 0 hides
 //     them in one step;
 //   - that both give the same weights, and why models use the second (one softmax, exact zeros,
-//     no information about the future even in the normaliser).
+//     no information about the future even in the normaliser);
+//   - that "mask" means opposite things in two places: masked_fill fills where its mask is true
+//     (what to hide), scaled_dot_product_attention attends where its mask is true (what to see).
 // What comes before: lesson 09 (SelfAttention).
 // Run it: ./build/release/tutorials/12_causal_attention
 #include <cmath>
@@ -78,7 +80,24 @@ int main() {
   lesson::expect(lesson::digits(causal) == lesson::digits(masked_simple_norm),
                  "both methods print the same weights");
 
-  lesson::banner("4. The CausalAttention module, both ways");
+  lesson::banner("4. Two meanings of \"mask\"");
+  // masked_fill's mask marks what to fill (hide): true above the diagonal. The mask of
+  // scaled_dot_product_attention, like torch's attn_mask, marks the opposite: what each query
+  // may see. causal_mask(6) is true on and below the diagonal: logical_not of the one above.
+  const Tensor keep = causal_mask(6);  // New: a "may see" mask
+  const AttentionOutput sdpa = scaled_dot_product_attention(queries, keys, values, {.mask = keep});
+  lesson::show("causal_mask(6)", keep);
+  lesson::expect(lesson::digits(sdpa.weights) == lesson::digits(causal),
+                 "scaled_dot_product_attention with causal_mask gives method 2's weights");
+  // The mistake this invites: handing attention the masked_fill mask. Nothing fails; each word
+  // then sees only its future, and the last word, with nothing left to see, gets all zeros.
+  const AttentionOutput wrong = scaled_dot_product_attention(queries, keys, values, {.mask = mask});
+  lesson::show("weights with masked_fill's mask given by mistake", wrong.weights);
+  lesson::expect(raw::select(wrong.weights, 0, 0).to_vector<float>()[0] == 0.0f &&
+                     raw::max(raw::select(wrong.weights, 0, 5)).item<float>() == 0.0f,
+                 "the wrong mask hides 'Life' from itself and leaves the last word nothing");
+
+  lesson::banner("5. The CausalAttention module, both ways");
   manual_seed(123);
   CausalAttention by_inf(3, 2, 4, CausalMasking::negative_infinity);
   manual_seed(123);

@@ -228,6 +228,41 @@ TEST(AttentionCore, AFullyMaskedRowGivesZerosNotNaNAndZeroGradient) {
   EXPECT_TRUE(testing::tensor_equal(b.output, a.output));
 }
 
+// The two mask conventions (attention/core.h): attention's bool mask keeps where true, as
+// causal_mask does; masked_fill hides where true. Handing attention the masked_fill-style mask
+// (the upper triangle) is not silently close to right: each query then sees only its future,
+// query 0's weights move off key 0, and the last query, with nothing left to see, gets zeros.
+TEST(AttentionCore, AHideMaskWhereAKeepMaskBelongsChangesTheResultVisibly) {
+  Generator g(12);
+  const int64_t T = 5;
+  const Tensor q = randn({T, 4}, &g), k = randn({T, 4}, &g), v = randn({T, 3}, &g);
+  const Tensor keep = causal_mask(T), hide = raw::logical_not(keep);
+  AttentionOptions right, wrong;
+  right.mask = keep;
+  wrong.mask = hide;
+  const AttentionOutput a = scaled_dot_product_attention(q, k, v, right);
+  const AttentionOutput b = scaled_dot_product_attention(q, k, v, wrong);
+  // The keep mask is causal attention, and masked_fill with the hide mask is the same thing.
+  AttentionOptions causal;
+  causal.causal = true;
+  EXPECT_TRUE(
+      testing::tensor_equal(a.weights, scaled_dot_product_attention(q, k, v, causal).weights));
+  const Tensor scores = raw::div(raw::matmul(q, raw::transpose(k, 0, 1)), 2.0f);  // sqrt(4)
+  EXPECT_TRUE(testing::tensor_near(
+      a.weights, raw::softmax(raw::masked_fill(scores, hide, -INFINITY), -1), 1e-6));
+  // Given the hide mask, query 0 puts no weight on key 0 (it had all of it), and the last query
+  // sees nothing: weights and output of zero.
+  EXPECT_EQ(raw::select(a.weights, 0, 0).to_vector<float>()[0], 1.0f);
+  EXPECT_EQ(raw::select(b.weights, 0, 0).to_vector<float>()[0], 0.0f);
+  EXPECT_TRUE(testing::tensor_equal(raw::select(b.weights, 0, T - 1), zeros({T})));
+  EXPECT_TRUE(testing::tensor_equal(raw::select(b.output, 0, T - 1), zeros({3})));
+  double largest = 0;
+  const std::vector<float> wa = a.weights.to_vector<float>(), wb = b.weights.to_vector<float>();
+  for (size_t i = 0; i < wa.size(); ++i)
+    largest = std::max(largest, std::fabs(double{wa[i]} - wb[i]));
+  EXPECT_GT(largest, 0.5) << "the two conventions should give clearly different weights";
+}
+
 TEST(AttentionCore, BadShapesAreNamedErrors) {
   const Tensor q = randn({4, 3});
   EXPECT_THROW(scaled_dot_product_attention(q, randn({4, 2}), randn({4, 3})), Error);
