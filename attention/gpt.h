@@ -1,5 +1,5 @@
-// gpt.h: the transformer block and the tiny GPT, built exactly as
-// shared/reference/tiny_gpt_reference.py builds them, so the same seed gives the same model
+// gpt.h: the transformer block and the tiny GPT, built exactly as their PyTorch twin
+// (tools/tiny_gpt_twin.py) builds them, so the same seed gives the same model
 // and a checkpoint moves between the two by name.
 //
 // Legend: B batch, T positions (<= block), C = n_embd, H = n_head, D = C / H, V vocabulary.

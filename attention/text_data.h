@@ -1,5 +1,5 @@
 // text_data.h: characters to token ids and back, the train/validation split, and the batches
-// the tiny GPT trains on, drawn exactly as shared/reference/tiny_gpt_reference.py draws them.
+// the tiny GPT trains on, drawn exactly as tools/tiny_gpt_twin.py draws them in PyTorch.
 //
 //   vocabulary: the distinct characters (Unicode code points, decoded from UTF-8) sorted by
 //               code point: chars = sorted(set(text))

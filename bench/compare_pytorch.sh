@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
 # compare_pytorch.sh: the tiny GPT's training speed against its PyTorch twin, interleaved.
 #
-# Each round runs the reference (shared/reference/tiny_gpt_reference.py, PyTorch 1.13 under
-# /usr/bin/python3) and lesson 15 on the same corpus, flags and steps, one after the other
+# Each round runs the PyTorch twin (tools/tiny_gpt_twin.py, PyTorch 1.13 under /usr/bin/python3)
+# and lesson 15 on the same corpus, flags and steps, one after the other
 # (PyTorch first in odd rounds, qkv first in even ones), and prints both tokens/s and their
 # ratio; the last line is the median ratio over the rounds. The machine is shared and noisy,
 # so only ratios from one run of this script, and their median, mean much.
 #
 #   bash bench/compare_pytorch.sh ROUNDS default|larger [STEPS] [TORCH_THREADS] [QKV_THREADS]
 #
-# default: n_embd 64, 4 heads, 2 layers, block 32, batch 16 (the reference's defaults);
-# larger:  n_embd 128, 4 heads, 4 layers, block 64, batch 32. STEPS defaults to the
-# reference's 200; TORCH_THREADS to 1 and QKV_THREADS to 2 (each side's best on 2 cores).
+# default: n_embd 64, 4 heads, 2 layers, block 32, batch 16 (lesson 15's defaults);
+# larger:  n_embd 128, 4 heads, 4 layers, block 64, batch 32. STEPS defaults to 200;
+# TORCH_THREADS to 1 and QKV_THREADS to 2 (each side's best on 2 cores).
 # OPENBLAS_* are unset for PyTorch, as issue 8 asks: OpenBLAS then runs its GEMMs on its own
 # pool of one thread per core, whatever torch.set_num_threads says (bench/README.md).
 #
-# Needs a release build (cmake --preset release && cmake --build --preset release), the
-# reference beside the checkout (../shared/reference, or REFERENCE=path) and PyTorch
-# (apt-get install python3-torch). Neither PyTorch nor this script is part of the build.
+# Needs a release build (cmake --preset release && cmake --build --preset release) and PyTorch
+# (apt-get install python3-torch); REFERENCE=path runs another twin. Neither PyTorch nor this
+# script is part of the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +26,7 @@ config=${2:?usage: compare_pytorch.sh ROUNDS default|larger [STEPS] [TORCH_THREA
 steps=${3:-200}
 torch_threads=${4:-1}
 qkv_threads=${5:-2}
-reference=${REFERENCE:-../shared/reference/tiny_gpt_reference.py}
+reference=${REFERENCE:-tools/tiny_gpt_twin.py}
 program=./build/release/tutorials/15_train_tiny_gpt
 corpus=${CORPUS:-/tmp/qkv_compare_corpus.txt}
 

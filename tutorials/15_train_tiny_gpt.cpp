@@ -13,8 +13,9 @@
 // Run it: ./build/release/tutorials/15_train_tiny_gpt              (the built-in corpus)
 //         ./build/release/tutorials/15_train_tiny_gpt --help       (every flag)
 //
-// It mirrors shared/reference/tiny_gpt_reference.py flag for flag (same split, batches, init,
-// optimizer): run both with the same --data, --seed and sizes and compare their lines.
+// Its PyTorch twin, tools/tiny_gpt_twin.py, mirrors it flag for flag (same split, batches,
+// init, optimizer): run both with the same --data, --seed and sizes and compare their lines
+// (tutorials/README.md, lesson 15, shows the commands).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -57,12 +58,12 @@ const char* kUsage =
     "         [--log_every 50] [--no_causal] [--no_compare] [--save FILE] [--load FILE]\n"
     "         [--sample 300] [--temperature 0.8] [--top_k 0] [--svg_dir .] [--write_corpus FILE]\n"
     "  --data FILE        UTF-8 text to train on (default: the built-in corpus)\n"
-    "  --no_causal        train without the causal mask (the reference's flag)\n"
+    "  --no_causal        train without the causal mask (the twin's flag too)\n"
     "  --no_compare       skip the second, unmasked run that the lesson compares against\n"
-    "  --save / --load    safetensors weights with the reference's state_dict names\n"
+    "  --save / --load    safetensors weights with the twin's state_dict names\n"
     "  --sample N         characters to generate (temperature, top_k: 0 = all)\n"
     "  --threads N        worker threads (default: QKV_NUM_THREADS or every core)\n"
-    "  --write_corpus F   write the built-in corpus to F (to train the reference on it) and exit\n";
+    "  --write_corpus F   write the built-in corpus to F (to train the twin on it) and exit\n";
 
 [[noreturn]] void fail(const std::string& message) {
   std::cerr << "15_train_tiny_gpt: error: " << message << "\n";
@@ -398,8 +399,8 @@ int main(int argc, char** argv) {
   }
 
   // The lesson checks its key numbers. On the built-in corpus with the default model and seed,
-  // step 0 is the reference's loss: PyTorch computes 3.361330 for it (run
-  // shared/reference/tiny_gpt_reference.py on the file --write_corpus writes).
+  // step 0 is the twin's loss: PyTorch computes 3.361330 for it (run tools/tiny_gpt_twin.py on
+  // the file --write_corpus writes).
   lesson::banner("Checks");
   const bool default_setup = builtin && o.n_embd == 64 && o.n_head == 4 && o.n_layer == 2 &&
                              o.block == 32 && o.batch == 16 && o.seed == 1337 && o.load.empty();

@@ -1,5 +1,5 @@
-// test_gpt.cpp: the tiny GPT against shared/reference/tiny_gpt_reference.py (values from
-// tools/gen_gpt_reference.py): the same parameter names, bit-identical initial weights, the
+// test_gpt.cpp: the tiny GPT against its PyTorch twin, tools/tiny_gpt_twin.py (values from
+// tools/gen_gpt_reference.py, which runs the twin's model): the same parameter names, bit-identical initial weights, the
 // same losses over the first AdamW steps; the character tokenizer and the batches; and the
 // causal promise end to end (no future token changes a logit, with the mask on).
 #include "attention/all.h"
