@@ -8,7 +8,9 @@
 //     Self-Attention, Multi-Head Attention, Causal-Attention, and Cross-Attention in LLMs".
 // What comes before: lesson 01 (tensors, views, the random generator).
 // Run it: ./build/release/tutorials/04_tokens_and_embeddings
+//         [--seed 123] [--vocab_size 50000] [--embedding_dim 3]   (other values: an experiment)
 #include <iostream>
+#include <string>
 
 #include "nn/all.h"
 #include "tutorials/common/lesson.h"
@@ -16,7 +18,19 @@
 
 using namespace qkv;
 
-int main() {
+int main(int argc, char** argv) {
+  int64_t seed = 123, vocab_size = 50'000, embedding_dim = 3;
+  lesson::parse_flags(
+      argc, argv,
+      "04_tokens_and_embeddings [--seed 123] [--vocab_size 50000] "
+      "[--embedding_dim 3]",
+      {}, {{"--seed", &seed}, {"--vocab_size", &vocab_size}, {"--embedding_dim", &embedding_dim}});
+  if (vocab_size < 6) {
+    std::cerr << "error: --vocab_size must be at least 6 (the sentence's words)\n";
+    return 2;
+  }
+  lesson::article_values() = seed == 123 && vocab_size == 50'000 && embedding_dim == 3;
+
   lesson::banner("1. Words and a vocabulary");
   // >>> sentence = 'Life is short, eat dessert first'
   // >>> dc = {s: i for i, s in enumerate(sorted(sentence.replace(',', '').split()))}
@@ -37,22 +51,24 @@ int main() {
   const Tensor sentence_int = lesson::token_ids(words, dc);
   std::cout << sentence_int << "\n";
   std::cout << "The model never sees letters, only these ids: 'Life' is 0, 'is' is 4, ...\n";
-  lesson::expect_prints(sentence_int, "tensor([0, 4, 5, 2, 1, 3])",
-                        "sentence_int is [0, 4, 5, 2, 1, 3]");
+  lesson::expect(lesson::digits(sentence_int) == "tensor([0, 4, 5, 2, 1, 3])",
+                 "sentence_int is [0, 4, 5, 2, 1, 3]");
 
-  lesson::banner("3. An embedding table of 50,000 x 3");
+  lesson::banner("3. An embedding table of " + std::to_string(vocab_size) + " x " +
+                 std::to_string(embedding_dim));
   // >>> torch.manual_seed(123)
   // >>> embed = torch.nn.Embedding(50_000, 3)
   // >>> embedded_sentence = embed(sentence_int).detach()
-  manual_seed(123);
-  nn::Embedding embed(50'000, 3);  // New: 150,000 numbers drawn from a standard normal
+  manual_seed(static_cast<uint64_t>(seed));
+  nn::Embedding embed(vocab_size, embedding_dim);  // New: a table drawn from a standard normal
   const Tensor embedded_sentence = detach(embed(sentence_int));
   std::cout << embedded_sentence << "\n";
   std::cout << "shape " << shape_str(embedded_sentence.shape()) << "\n";
   std::cout << "Row t is row sentence_int[t] of the table: 'Life' -> row 0, 'is' -> row 4.\n"
                "The table is a Parameter: training will move these rows so that words used\n"
                "alike end up near each other. Here they are still random, but random in exactly\n"
-               "PyTorch's way: the same seed gives the same 150,000 numbers.\n";
+               "PyTorch's way: the same seed gives the same "
+            << vocab_size * embedding_dim << " numbers.\n";
   lesson::expect_prints(embedded_sentence,
                         "tensor([[ 0.3374, -0.1778, -0.3035],\n"
                         "        [ 0.1794,  1.8951,  0.4954],\n"

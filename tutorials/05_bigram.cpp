@@ -9,7 +9,7 @@
 //     P(b | a) = count(a b) / count(a), whose validation loss is the best any bigram can do;
 //   - the number lesson 15 must beat: a bigram knows one character of context; the GPT sees 32.
 // What comes before: lessons 03 (a training loop) and 04 (tokens and embeddings).
-// Run it: ./build/release/tutorials/05_bigram [--steps 1500]
+// Run it: ./build/release/tutorials/05_bigram [--steps 1500] [--seed 1337]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -23,8 +23,9 @@ using namespace qkv;
 using namespace qkv::attention;
 
 int main(int argc, char** argv) {
-  int64_t steps = 1500;
-  lesson::parse_flags(argc, argv, "05_bigram [--steps N]", {}, {{"--steps", &steps}});
+  int64_t steps = 1500, seed = 1337;
+  lesson::parse_flags(argc, argv, "05_bigram [--steps 1500] [--seed 1337]", {},
+                      {{"--steps", &steps}, {"--seed", &seed}});
   const std::string text = lesson::builtin_corpus();
   const CharTokenizer tok(text);
   const TextSplit split = split_90_10(tok.encode(text));
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   lesson::banner("1. The model is a table");
   // >>> self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
   // >>> logits = self.token_embedding_table(idx)          # (B, T, V)
-  manual_seed(1337);
+  manual_seed(static_cast<uint64_t>(seed));
   nn::Embedding table(V, V);
   std::printf("vocabulary %lld characters -> a %lld x %lld table, %lld parameters\n",
               static_cast<long long>(V), static_cast<long long>(V), static_cast<long long>(V),
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
 
   lesson::banner("2. Training");
   nn::AdamW opt(table.parameters(), 1e-2);
-  Generator g(1337);
+  Generator g(static_cast<uint64_t>(seed));
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < steps; ++step) {
     const Tensor loss = loss_of(get_batch(split.train, block, batch, g));
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
 
   lesson::banner("4. A sample");
   // Each next character drawn from softmax(table[current]).
-  Generator gs(1337);
+  Generator gs(static_cast<uint64_t>(seed));
   std::vector<int64_t> ids = {val_ids[0]};
   {
     NoGradGuard no_grad;

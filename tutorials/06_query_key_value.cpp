@@ -10,6 +10,7 @@
 //     compared by a dot product), values only decide the width of the output.
 // What comes before: lesson 04 (the sentence and its 6 x 3 embedding).
 // Run it: ./build/release/tutorials/06_query_key_value
+//         [--seed 123] [--d_out_kq 2] [--d_out_v 4]   (other values: an experiment)
 #include <iostream>
 
 #include "nn/all.h"
@@ -18,7 +19,11 @@
 
 using namespace qkv;
 
-int main() {
+int main(int argc, char** argv) {
+  int64_t seed = 123, d_out_kq = 2, d_out_v = 4;
+  lesson::parse_flags(argc, argv, "06_query_key_value [--seed 123] [--d_out_kq 2] [--d_out_v 4]",
+                      {}, {{"--seed", &seed}, {"--d_out_kq", &d_out_kq}, {"--d_out_v", &d_out_v}});
+  lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4;
   const Tensor embedded_sentence = lesson::embedded_sentence();  // lesson 04, (6, 3)
 
   lesson::banner("1. Three weight matrices, drawn in order");
@@ -28,8 +33,8 @@ int main() {
   // >>> W_query = torch.nn.Parameter(torch.rand(d, d_q))
   // >>> W_key   = torch.nn.Parameter(torch.rand(d, d_k))
   // >>> W_value = torch.nn.Parameter(torch.rand(d, d_v))
-  manual_seed(123);
-  const int64_t d = embedded_sentence.size(1), d_q = 2, d_k = 2, d_v = 4;
+  manual_seed(static_cast<uint64_t>(seed));
+  const int64_t d = embedded_sentence.size(1), d_q = d_out_kq, d_k = d_out_kq, d_v = d_out_v;
   const Tensor W_query = nn::Parameter(rand({d, d_q}));  // New: trainable, requires grad
   const Tensor W_key = nn::Parameter(rand({d, d_k}));
   const Tensor W_value = nn::Parameter(rand({d, d_v}));

@@ -9,7 +9,9 @@
 //   - the context vector: the values averaged with those weights.
 // What comes before: lesson 06 (queries, keys and values).
 // Run it: ./build/release/tutorials/07_attention_weights
+//         [--seed 123] [--d_out_kq 2] [--d_out_v 4]   (other values: an experiment)
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "nn/all.h"
@@ -18,14 +20,18 @@
 
 using namespace qkv;
 
-int main() {
+int main(int argc, char** argv) {
+  int64_t seed = 123, d_out_kq = 2, d_out_v = 4;
+  lesson::parse_flags(argc, argv, "07_attention_weights [--seed 123] [--d_out_kq 2] [--d_out_v 4]",
+                      {}, {{"--seed", &seed}, {"--d_out_kq", &d_out_kq}, {"--d_out_v", &d_out_v}});
+  lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4;
   // Lesson 06's setup: seed 123, then W_query, W_key, W_value from rand.
   const Tensor embedded_sentence = lesson::embedded_sentence();
-  manual_seed(123);
-  const int64_t d_k = 2;
-  const Tensor W_query = nn::Parameter(rand({3, 2}));
-  const Tensor W_key = nn::Parameter(rand({3, 2}));
-  const Tensor W_value = nn::Parameter(rand({3, 4}));
+  manual_seed(static_cast<uint64_t>(seed));
+  const int64_t d_k = d_out_kq;
+  const Tensor W_query = nn::Parameter(rand({3, d_out_kq}));
+  const Tensor W_key = nn::Parameter(rand({3, d_out_kq}));
+  const Tensor W_value = nn::Parameter(rand({3, d_out_v}));
   const Tensor query_2 = matmul(raw::select(embedded_sentence, 0, 1), W_query);  // (2,)
   const Tensor keys = matmul(embedded_sentence, W_key);                          // (6, 2)
   const Tensor values = matmul(embedded_sentence, W_value);                      // (6, 4)
@@ -41,7 +47,8 @@ int main() {
   // >>> omega_2 = query_2 @ keys.T
   const Tensor omega_2 = matmul(query_2, transpose(keys, 0, 1));  // (2,) @ (2, 6) -> (6,)
   lesson::show("omega_2", omega_2);
-  std::cout << "Entry 1 (3.4707) is the query against its own key: 'is' matches itself best.\n";
+  lesson::article_note(
+      "Entry 1 (3.4707) is the query against its own key: 'is' matches itself best.\n");
   lesson::expect_prints(omega_2, "tensor([-0.6004,  3.4707, -1.5023,  0.4991,  1.2903, -1.3374])",
                         "omega_2 matches the article");
 
@@ -52,7 +59,9 @@ int main() {
   lesson::show("attention_weights_2", attention_weights_2);
   const float total = raw::sum(attention_weights_2).item<float>();
   std::cout << "The weights sum to " << total << ": the softmax makes a probability\n"
-            << "distribution over the six words. 'is' puts 69% of its attention on itself.\n"
+            << "distribution over the six words. 'is' puts "
+            << std::lround(100 * raw::select(attention_weights_2, 0, 1).item<float>())
+            << "% of its attention on itself.\n"
             << "Without the 1/sqrt(d_k) the largest weight would be "
             << raw::max(raw::softmax(omega_2, 0)).item<float>()
             << ": sharper, and a\nsharper softmax passes back smaller gradients.\n";
@@ -65,9 +74,10 @@ int main() {
   // >>> context_vector_2 = attention_weights_2 @ values
   const Tensor context_vector_2 = matmul(attention_weights_2, values);  // (6,) @ (6, 4) -> (4,)
   lesson::show("context_vector_2", context_vector_2);
-  std::cout << "A weighted average of the six value vectors: mostly value_2 (weight 0.687),\n"
-               "with a little of the others. This 4-vector is the new representation of 'is',\n"
-               "informed by the words it attended to.\n";
+  std::cout << "A weighted average of the six value vectors, each taken as much as its weight.\n";
+  lesson::article_note("Here mostly value_2 (weight 0.687), with a little of the others.\n");
+  std::cout << "This vector is the new representation of 'is', informed by the words it\n"
+               "attended to.\n";
   lesson::expect_prints(context_vector_2, "tensor([0.5313, 1.3607, 0.7891, 1.3110])",
                         "context_vector_2 matches the article");
   return lesson::finish();

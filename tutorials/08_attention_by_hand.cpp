@@ -48,7 +48,9 @@ Tensor column_softmax(const Tensor& s, double base, double divide_by) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // Nothing here is random and the numbers are the exercise's own: the only flag is --help.
+  lesson::parse_flags(argc, argv, "08_attention_by_hand", {});
   lesson::banner("1. Four tokens as columns, three small weight matrices");
   const Tensor X = matrix({{1, 0, 2, 1},  // 6 x 4: column t is token t
                            {0, 1, 1, 0},

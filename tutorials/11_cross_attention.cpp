@@ -8,7 +8,10 @@
 //   - CrossAttention(x, x) is exactly self-attention.
 // What comes before: lesson 09 (SelfAttention).
 // Run it: ./build/release/tutorials/11_cross_attention
+//         [--seed 123] [--d_out_kq 2] [--d_out_v 4] [--second_length 8]   (other values: an
+//         experiment)
 #include <iostream>
+#include <string>
 
 #include "attention/all.h"
 #include "tutorials/common/lesson.h"
@@ -17,7 +20,16 @@
 using namespace qkv;
 using namespace qkv::attention;
 
-int main() {
+int main(int argc, char** argv) {
+  int64_t seed = 123, d_out_kq = 2, d_out_v = 4, second_length = 8;
+  lesson::parse_flags(
+      argc, argv,
+      "11_cross_attention [--seed 123] [--d_out_kq 2] [--d_out_v 4] [--second_length 8]", {},
+      {{"--seed", &seed},
+       {"--d_out_kq", &d_out_kq},
+       {"--d_out_v", &d_out_v},
+       {"--second_length", &second_length}});
+  lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4 && second_length == 8;
   const Tensor embedded_sentence = lesson::embedded_sentence();  // (6, 3)
 
   lesson::banner("1. The module, then a second input");
@@ -25,20 +37,22 @@ int main() {
   // >>> crossattn = CrossAttention(d_in=3, d_out_kq=2, d_out_v=4)   # weights drawn first
   // >>> first_input = embedded_sentence
   // >>> second_input = torch.rand(8, d_in)                          # then the second input
-  manual_seed(123);
-  CrossAttention crossattn(3, 2, 4);
+  manual_seed(static_cast<uint64_t>(seed));
+  CrossAttention crossattn(3, d_out_kq, d_out_v);
   const Tensor first_input = embedded_sentence;
-  const Tensor second_input = rand({8, 3});
+  const Tensor second_input = rand({second_length, 3});
   std::cout << "First input shape: " << shape_str(first_input.shape()) << "\n";
   std::cout << "Second input shape: " << shape_str(second_input.shape()) << "\n";
 
-  lesson::banner("2. Six queries against eight keys");
+  lesson::banner("2. Six queries against " + std::to_string(second_length) + " keys");
   // >>> context_vectors = crossattn(first_input, second_input)
   const Tensor context_vectors = crossattn(first_input, second_input);  // New: two inputs
   lesson::show("context_vectors", context_vectors);
   std::cout << "Output shape: " << shape_str(context_vectors.shape()) << "\n";
   std::cout << "Weights shape: " << shape_str(crossattn.attention_weights.shape())
-            << ": row i says how much word i of the sentence takes from each of the 8 rows\n"
+            << ": row i says how much word i of the sentence takes from each of the "
+            << second_length
+            << " rows\n"
                "of the second input. The outputs look alike because the second input is\n"
                "random noise: every word finds roughly the same mixture in it.\n";
   lesson::expect_prints(context_vectors,
@@ -49,11 +63,12 @@ int main() {
                         "        [0.4429, 0.9006, 0.6775, 1.0460],\n"
                         "        [0.3860, 0.8021, 0.5985, 0.9250]])",
                         "the 6 x 4 output matches the article");
-  lesson::expect(crossattn.attention_weights.shape() == Shape({6, 8}), "the weights are 6 x 8");
+  lesson::expect(crossattn.attention_weights.shape() == Shape({6, second_length}),
+                 "the weights are 6 x " + std::to_string(second_length));
 
   lesson::banner("3. Cross-attention of a sequence with itself is self-attention");
-  manual_seed(123);
-  SelfAttention sa(3, 2, 4);  // the same seed, the same draws, the same weights
+  manual_seed(static_cast<uint64_t>(seed));
+  SelfAttention sa(3, d_out_kq, d_out_v);  // the same seed, the same draws, the same weights
   const Tensor self_out = sa(embedded_sentence);
   const Tensor cross_self = crossattn(embedded_sentence, embedded_sentence);
   lesson::show("crossattn(x, x)", cross_self);

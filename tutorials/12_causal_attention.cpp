@@ -13,6 +13,7 @@
 //     (what to hide), scaled_dot_product_attention attends where its mask is true (what to see).
 // What comes before: lesson 09 (SelfAttention).
 // Run it: ./build/release/tutorials/12_causal_attention
+//         [--seed 123] [--d_out_kq 2] [--d_out_v 4]   (other values: an experiment)
 #include <cmath>
 #include <iostream>
 
@@ -23,14 +24,17 @@
 using namespace qkv;
 using namespace qkv::attention;
 
-int main() {
+int main(int argc, char** argv) {
+  int64_t seed = 123, d_out_kq = 2, d_out_v = 4;
+  lesson::parse_flags(argc, argv, "12_causal_attention [--seed 123] [--d_out_kq 2] [--d_out_v 4]",
+                      {}, {{"--seed", &seed}, {"--d_out_kq", &d_out_kq}, {"--d_out_v", &d_out_v}});
+  lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4;
   const Tensor x = lesson::embedded_sentence();  // (6, 3)
   // >>> torch.manual_seed(123); W_query, W_key, W_value = rand(3, 2), rand(3, 2), rand(3, 4)
-  manual_seed(123);
-  const int64_t d_out_kq = 2;
+  manual_seed(static_cast<uint64_t>(seed));
   const Tensor W_query = nn::Parameter(rand({3, d_out_kq}));
   const Tensor W_key = nn::Parameter(rand({3, d_out_kq}));
-  const Tensor W_value = nn::Parameter(rand({3, 4}));
+  const Tensor W_value = nn::Parameter(rand({3, d_out_v}));
   const Tensor keys = matmul(x, W_key), queries = matmul(x, W_query), values = matmul(x, W_value);
   const float root_d = static_cast<float>(std::sqrt(static_cast<double>(d_out_kq)));
 
@@ -98,10 +102,10 @@ int main() {
                  "the wrong mask hides 'Life' from itself and leaves the last word nothing");
 
   lesson::banner("5. The CausalAttention module, both ways");
-  manual_seed(123);
-  CausalAttention by_inf(3, 2, 4, CausalMasking::negative_infinity);
-  manual_seed(123);
-  CausalAttention by_multiply(3, 2, 4, CausalMasking::multiply_and_renormalise);
+  manual_seed(static_cast<uint64_t>(seed));
+  CausalAttention by_inf(3, d_out_kq, d_out_v, CausalMasking::negative_infinity);
+  manual_seed(static_cast<uint64_t>(seed));
+  CausalAttention by_multiply(3, d_out_kq, d_out_v, CausalMasking::multiply_and_renormalise);
   const Tensor out_inf = by_inf(x), out_multiply = by_multiply(x);
   lesson::show("CausalAttention (-inf)", out_inf);
   const float max_diff = raw::max(raw::abs(raw::sub(out_inf, out_multiply))).item<float>();

@@ -14,9 +14,11 @@
 //     collapses toward 0.
 // What comes before: lessons 02 (autograd), 09 (SelfAttention), 12 (causal masking).
 // Run it: ./build/release/tutorials/13_gradients_softmax_masking [--svg_dir DIR]
+//         [--seed 123] [--d_out_kq 2] [--d_out_v 4]   (other values: an experiment)
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "attention/all.h"
 #include "tutorials/common/lesson.h"
@@ -44,8 +46,14 @@ Tensor softmax_jacobian(const Tensor& s) {
 
 int main(int argc, char** argv) {
   std::string svg_dir = ".";
-  lesson::parse_flags(argc, argv, "13_gradients_softmax_masking [--svg_dir DIR]",
-                      {{"--svg_dir", &svg_dir}});
+  int64_t seed = 123, d_out_kq = 2, d_out_v = 4;
+  lesson::parse_flags(
+      argc, argv,
+      "13_gradients_softmax_masking [--svg_dir DIR] [--seed 123] [--d_out_kq 2] [--d_out_v 4]",
+      {{"--svg_dir", &svg_dir}},
+      {{"--seed", &seed}, {"--d_out_kq", &d_out_kq}, {"--d_out_v", &d_out_v}});
+  lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4;
+  const float root_d = std::sqrt(static_cast<float>(d_out_kq));
 
   lesson::banner("1. The softmax Jacobian");
   const Tensor z = from_vector(std::vector<float>{1.0f, 2.0f, 0.5f}, {3});
@@ -67,12 +75,13 @@ int main(int argc, char** argv) {
   lesson::expect(raw::max(raw::abs(raw::sum(J, 1))).item<float>() < 1e-7,
                  "each row of J sums to 0: the weights always sum to 1");
 
-  lesson::banner("2. Gradients of SelfAttention(3, 2, 4)");
+  lesson::banner("2. Gradients of SelfAttention(3, " + std::to_string(d_out_kq) + ", " +
+                 std::to_string(d_out_v) + ")");
   // >>> torch.manual_seed(123); sa = SelfAttention(3, 2, 4)
   // >>> sa(embedded_sentence).sum().backward()
   const Tensor x = lesson::embedded_sentence();
-  manual_seed(123);
-  SelfAttention sa(3, 2, 4);
+  manual_seed(static_cast<uint64_t>(seed));
+  SelfAttention sa(3, d_out_kq, d_out_v);
   backward(sum(sa(x)));
   lesson::show("W_query.grad", grad(sa.W_query));
   lesson::expect_prints(grad(sa.W_query),
@@ -97,14 +106,14 @@ int main(int argc, char** argv) {
   // >>> scores = q @ k.T; scores.retain_grad()
   // >>> masked = scores.masked_fill(torch.triu(torch.ones(6, 6), diagonal=1).bool(), -inf)
   // >>> (torch.softmax(masked / 2**0.5, dim=-1) @ v).sum().backward()
-  manual_seed(123);
-  SelfAttention causal(3, 2, 4);
+  manual_seed(static_cast<uint64_t>(seed));
+  SelfAttention causal(3, d_out_kq, d_out_v);
   const Tensor q = matmul(x, causal.W_query), k = matmul(x, causal.W_key),
                v = matmul(x, causal.W_value);
   const Tensor scores = matmul(q, transpose(k, 0, 1));
   retain_grad(scores);
   const Tensor future = raw::logical_not(causal_mask(6));
-  const Tensor w = softmax(masked_fill(scores, future, -INFINITY) / std::sqrt(2.0f), -1);
+  const Tensor w = softmax(masked_fill(scores, future, -INFINITY) / root_d, -1);
   backward(sum(matmul(w, v)));
   lesson::expect_prints(grad(causal.W_query),
                         "tensor([[-0.8583, -2.0862],\n"
@@ -134,11 +143,11 @@ int main(int argc, char** argv) {
                "Jacobian's rows do).\n";
 
   // The other masking method: softmax over all scores, multiply by tril, renormalise.
-  manual_seed(123);
-  SelfAttention renorm(3, 2, 4);
+  manual_seed(static_cast<uint64_t>(seed));
+  SelfAttention renorm(3, d_out_kq, d_out_v);
   const Tensor q2 = matmul(x, renorm.W_query), k2 = matmul(x, renorm.W_key),
                v2 = matmul(x, renorm.W_value);
-  const Tensor all = softmax(matmul(q2, transpose(k2, 0, 1)) / std::sqrt(2.0f), -1);
+  const Tensor all = softmax(matmul(q2, transpose(k2, 0, 1)) / root_d, -1);
   const Tensor kept = all * raw::to(causal_mask(6), Dtype::float32);
   backward(sum(matmul(kept / sum(kept, -1, true), v2)));
   const double methods = std::max({max_abs_diff(grad(renorm.W_query), grad(causal.W_query)),

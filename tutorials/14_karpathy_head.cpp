@@ -10,6 +10,8 @@
 //   - why the Head scales by head_size^-0.5.
 // What comes before: lesson 12 (causal masking).
 // Run it: ./build/release/tutorials/14_karpathy_head
+//         [--seed 1337] [--batch 4] [--context_length 8] [--d_model 32] [--head_size 16]
+//         (other values: an experiment)
 #include <iostream>
 
 #include "attention/all.h"
@@ -18,7 +20,23 @@
 using namespace qkv;
 using namespace qkv::attention;
 
-int main() {
+int main(int argc, char** argv) {
+  int64_t seed = 1337, B = 4, T = 8, C = 32, head_size = 16;
+  lesson::parse_flags(argc, argv,
+                      "14_karpathy_head [--seed 1337] [--batch 4] [--context_length 8] "
+                      "[--d_model 32] [--head_size 16]",
+                      {},
+                      {{"--seed", &seed},
+                       {"--batch", &B},
+                       {"--context_length", &T},
+                       {"--d_model", &C},
+                       {"--head_size", &head_size}});
+  if (T < 2 || head_size < 4) {
+    std::cerr << "error: --context_length must be at least 2 and --head_size at least 4 (the "
+                 "lesson prints rows 0-1 and columns 0-3 of its results)\n";
+    return 2;
+  }
+  lesson::article_values() = seed == 1337 && B == 4 && T == 8 && C == 32 && head_size == 16;
   lesson::banner("1. A batch and three Linear layers");
   // >>> torch.manual_seed(1337)
   // >>> B, T, C = 4, 8, 32
@@ -27,11 +45,11 @@ int main() {
   // >>> key = nn.Linear(C, head_size, bias=False)
   // >>> query = nn.Linear(C, head_size, bias=False)
   // >>> value = nn.Linear(C, head_size, bias=False)
-  manual_seed(1337);
-  const int64_t B = 4, T = 8, C = 32, head_size = 16;
+  manual_seed(static_cast<uint64_t>(seed));
   const Tensor x = randn({B, T, C});
   nn::Linear key(C, head_size, false), query(C, head_size, false), value(C, head_size, false);
-  std::cout << "x " << shape_str(x.shape()) << ": 4 sequences of 8 tokens, 32 numbers each\n";
+  std::cout << "x " << shape_str(x.shape()) << ": " << B << " sequences of " << T << " tokens, "
+            << C << " numbers each\n";
 
   lesson::banner("2. Scores for every pair, then the mask");
   // >>> k = key(x); q = query(x)                        # (B, T, 16)
@@ -65,15 +83,16 @@ int main() {
                         "out[0, :2, :4] matches PyTorch");
 
   lesson::banner("3. Reading wei[0] row by row");
+  std::cout << "Row t is what token t sees when it predicts token t+1:\n"
+               "  row 0: only itself (1.0000): the first token has no past.\n";
+  lesson::article_note(
+      "  row 1: tokens 0 and 1; it finds token 1 more interesting (0.8426).\n"
+      "  row 4: tokens 0..4, and 79% of its attention goes to itself.\n"
+      "  row 7: all eight tokens; the weights spread over 3, 6 and 7.\n");
   std::cout
-      << "Row t is what token t sees when it predicts token t+1:\n"
-         "  row 0: only itself (1.0000): the first token has no past.\n"
-         "  row 1: tokens 0 and 1; it finds token 1 more interesting (0.8426).\n"
-         "  row 4: tokens 0..4, and 79% of its attention goes to itself.\n"
-         "  row 7: all eight tokens; the weights spread over 3, 6 and 7.\n"
-         "Everything above the diagonal is exactly 0: a score of -inf became e^-inf = 0, so\n"
+      << "Everything above the diagonal is exactly 0: a score of -inf became e^-inf = 0, so\n"
          "token t's output is a mix of values 0..t only, and its gradient never reaches a\n"
-         "later token. That is why ONE matrix product q @ k^T trains all 8 predictions of a\n"
+         "later token. That is why ONE matrix product q @ k^T trains all T predictions of a\n"
          "sequence at once: each row is its own honest example, computed in parallel, and the\n"
          "mask keeps any row from reading its own answer.\n";
   bool upper_zero = true;
@@ -85,15 +104,17 @@ int main() {
   // Variance: q . k sums head_size products of unit-variance numbers, so its variance is about
   // head_size. Multiplying by head_size^-0.5 brings it back to ~1 and keeps the softmax from
   // saturating into one-hot rows at initialisation.
-  manual_seed(1337);
+  manual_seed(static_cast<uint64_t>(seed));
   const Tensor x_again = randn({B, T, C});
   Head head(C, head_size);  // New: key, query, value inside a Module, scaled by 16^-0.5
   const Tensor out = head(x_again);
   lesson::show("head.attention_weights[0]", raw::select(head.attention_weights, 0, 0));
-  std::cout << "The same rows, flatter: row 1 is now 0.3966 / 0.6034 instead of 0.1574 / 0.8426.\n";
-  lesson::expect(lesson::digits(raw::select(raw::select(head.attention_weights, 0, 0), 0, 1)) ==
-                     "tensor([0.3966, 0.6034, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000])",
-                 "the scaled weights of row 1 match PyTorch (0.3966, 0.6034)");
+  lesson::article_note(
+      "The same rows, flatter: row 1 is now 0.3966 / 0.6034 instead of 0.1574 / 0.8426.\n");
+  lesson::expect_article(
+      lesson::digits(raw::select(raw::select(head.attention_weights, 0, 0), 0, 1)) ==
+          "tensor([0.3966, 0.6034, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000])",
+      "the scaled weights of row 1 match PyTorch (0.3966, 0.6034)");
   lesson::expect_prints(raw::narrow(raw::narrow(raw::select(out, 0, 0), 0, 0, 2), 1, 0, 4),
                         "tensor([[-0.1571,  0.8801,  0.1615, -0.7824],\n"
                         "        [ 0.4397, -0.1423, -0.1316,  0.0029]])",
