@@ -99,7 +99,8 @@ int main(int argc, char** argv) {
                         "        [ 3.0878,  3.0878,  3.0878,  3.0878],\n"
                         "        [-0.8070, -0.8070, -0.8070, -0.8070]])",
                         "W_value.grad prints PyTorch's digits");
-  std::cout << "W_value.grad has four equal columns: the loss is a plain sum of the outputs, so\n"
+  std::cout << "W_value.grad has " << d_out_v
+            << " equal columns: the loss is a plain sum of the outputs, so\n"
                "each output column pulls on its value column in exactly the same way.\n";
 
   lesson::banner("3. The causal version, and the gradient at the scores");
