@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "tensor/error.h"
 #include "tensor/simd.h"
 
 namespace qkv {
@@ -73,6 +74,9 @@ double fma_chains(int64_t iterations) {
 }
 
 double fma_peak_gflops(int threads, int64_t iterations, int repeats) {
+  check(threads >= 1 && iterations >= 1 && repeats >= 1, "fma_peak_gflops",
+        "threads, iterations and repeats of at least 1, got ", threads, ", ", iterations, " and ",
+        repeats);
   double best = 0;
   for (int rep = 0; rep < repeats; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();

@@ -213,6 +213,8 @@ Pool& pool() {
 }  // namespace
 
 float* thread_scratch(Scratch slot, int64_t floats) {
+  check(floats >= 0 && slot != Scratch::count, "thread_scratch",
+        "a slot and a size of at least 0 floats, got ", floats);
   if (!my_scratch) {
     my_scratch = new ScratchSet;
     ScratchRegistry& r = scratch_registry();
@@ -221,9 +223,9 @@ float* thread_scratch(Scratch slot, int64_t floats) {
   }
   const int s = static_cast<int>(slot);
   if (floats > my_scratch->floats[s]) {
-    if (my_scratch->data[s]) ::operator delete(my_scratch->data[s], std::align_val_t{64});
+    if (my_scratch->data[s]) ::operator delete (my_scratch->data[s], std::align_val_t{64});
     my_scratch->data[s] = static_cast<float*>(
-        ::operator new(sizeof(float) * static_cast<size_t>(floats), std::align_val_t{64}));
+        ::operator new (sizeof(float) * static_cast<size_t>(floats), std::align_val_t{64}));
     my_scratch->floats[s] = floats;
   }
   return my_scratch->data[s];
@@ -237,7 +239,7 @@ void release_thread_scratch() {
     r.sets.erase(std::find(r.sets.begin(), r.sets.end(), my_scratch));
   }
   for (float* p : my_scratch->data)
-    if (p) ::operator delete(p, std::align_val_t{64});
+    if (p) ::operator delete (p, std::align_val_t{64});
   delete my_scratch;
   my_scratch = nullptr;
 }

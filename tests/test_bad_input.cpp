@@ -31,6 +31,10 @@ std::vector<Case> cases() {
   return {
       // ---- tensor ops --------------------------------------------------------------------
       {"matmul inner dims", [=] { raw::matmul(a23, a45); }, {"matmul", "(2, 3)", "(4, 5)"}},
+      {"fma peak without threads", [] { fma_peak_gflops(0); }, {"fma_peak_gflops", "got 0"}},
+      {"scratch of negative size",
+       [] { thread_scratch(Scratch::gemm_a, -1); },
+       {"thread_scratch", "got -1"}},
       {"add broadcast", [=] { raw::add(a23, a45); }, {"(2, 3)", "(4, 5)"}},
       {"view numel",
        [=] {
