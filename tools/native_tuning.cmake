@@ -1,8 +1,8 @@
 # native_tuning.cmake: which instructions the build may use, said out loud at configure time.
 #
 # With QKV_NATIVE on (the default), qkv is compiled for the CPU of the machine that builds it:
-# -march=native (GCC, Clang), -mcpu=native where a compiler for ARM takes only that (Apple
-# Clang before 15 on Apple Silicon), /arch:AVX512 or /arch:AVX2 (MSVC, by what this machine
+# -march=native (GCC, Clang), -mcpu=native where a compiler for ARM takes only that (older
+# Clang releases, Apple's among them), /arch:AVX512 or /arch:AVX2 (MSVC, by what this machine
 # has). Cross-compiling, this machine's CPU is not the target's, so there is no native tuning.
 # Whatever happens is printed, never dropped silently, and so is the GEMM micro-kernel the
 # flags select (tensor/simd.h decides it from the compiler's target macros).
