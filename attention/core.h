@@ -22,6 +22,8 @@
 
 namespace qkv::attention {
 
+// Every member has an initializer, so a designated initializer such as {.mask = keep} names only
+// what it changes (GCC 12 warns, -Wmissing-field-initializers, about members without one).
 struct AttentionOptions {
   // bool: true where a query may attend to a key (torch's attn_mask convention); float: added to
   // the scores (0 to keep, -inf to hide). Broadcasts to (..., T_q, T_k). Mind the opposite
@@ -29,7 +31,7 @@ struct AttentionOptions {
   // future for masked_fill is raw::logical_not(causal_mask(T)). Given that one here instead, the
   // weights change completely (a query sees only its future), and the last query, whose every
   // key is then hidden, gets weights and output of zero (below).
-  Tensor mask;
+  Tensor mask{};
   // Query i sees keys j <= i + (T_k - T_q): the usual lower triangle when T_q == T_k, and the
   // right alignment for a query block that comes after cached keys (T_q < T_k).
   bool causal = false;
@@ -37,7 +39,7 @@ struct AttentionOptions {
   // i' - window < j <= i' with i' = i + (T_k - T_q). 0: no limit; a window >= T_k is causal.
   int64_t window = 0;
   // Multiplies the scores; unset: divide by sqrt(D), as the papers and articles write it.
-  std::optional<double> scale;
+  std::optional<double> scale{};
   // Dropout on the weights (1 / (1 - p) scaling); the caller passes 0 outside training.
   double dropout_p = 0.0;
   Generator* generator = nullptr;  // for the dropout draws; default: the global generator
@@ -47,14 +49,14 @@ struct AttentionOptions {
   double rope_base = 10000.0;
   // ALiBi (positions.h): one slope per query head; q is (..., H, T_q, D) with H = the number of
   // slopes, and head h's scores get -slope_h * |i' - j|.
-  std::vector<float> alibi_slopes;
+  std::vector<float> alibi_slopes{};
   // Logit soft-capping (Gemma 2, Grok): scores <- cap * tanh(scores / cap) after scaling, so
   // no score leaves (-cap, cap) and no single key can take all the weight. Unset: none.
-  std::optional<double> softcap;
+  std::optional<double> softcap{};
   // Attention sinks (gpt-oss): one logit per query head, shape (H,), that joins every row's
   // softmax as an extra key with no value: weight_j = e^s_j / (e^sink + sum_k e^s_k), so a row
   // may give its weight to nothing. Differentiable (a learned parameter in the modules).
-  Tensor sinks;
+  Tensor sinks{};
   // Flash attention (tensor/flash_attention.h): the same output computed in tiles with an
   // online softmax, O(T * D) memory instead of O(T_q * T_k); the weights are never built, so
   // AttentionOutput::weights is undefined. Works with causal, window, scale, rope, ALiBi and
