@@ -67,14 +67,29 @@ struct AttentionOptions {
 struct AttentionOutput {
   Tensor output;   // (..., T_q, D_v)
   Tensor weights;  // (..., T_q, T_k): the weights used (after dropout, if any), with history;
-                   // undefined with flash, which never builds them
+                   // undefined with flash, which never builds them; from the fused kernel
+                   // (below), to look at only: a backward through them throws
 };
 
 // A query row with no key it may see (every score -inf) has weights of zero and an output of
 // zero, with zero gradient, where torch.softmax would give NaN: a padded query position should
 // contribute nothing, not poison the loss.
+//
+// Fast paths (tensor/fused.h), chosen inside when fused paths are on, each with the numbers of
+// the composed ops it stands for: plain self-attention (q, k, v (B, H, T, D) of one shape, no
+// mask, window, scale, dropout, ALiBi, soft-cap or sinks; causal or not) runs the fused
+// multi-head kernel (tensor/fused_attention.h), as the tiny GPT's training does; otherwise a
+// plain causal mask runs the one-kernel causal softmax (autograd/ops.h). set_fused_enabled(false)
+// or QKV_FUSED=0 runs the composed ops for every call.
 AttentionOutput scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                              const AttentionOptions& options = {});
+
+// ---- the heads: one tensor per head group, and back ----------------------------------------
+// (B, T, H * D) -> (B, H, T, D): head h is the D-wide slice h of every token's vector; a view.
+Tensor split_heads(const Tensor& x, int64_t num_heads);
+// (B, H, T, D) -> (B, T, H * D): the heads side by side again (a view when the heads are
+// already stored as (B, T, H, D), as the fused path stores them; else one copy).
+Tensor merge_heads(const Tensor& x);
 
 // ---- masks: bool, true where attention is allowed ------------------------------------------
 // These keep: true = may attend, the meaning of scaled_dot_product_attention's mask and of

@@ -21,40 +21,39 @@ Block::Block(int64_t C, int64_t H, bool is_causal, bool use_rope)
   proj = register_module("proj", std::make_shared<nn::Linear>(4 * C, C));
 }
 
-Tensor Block::attention(const Tensor& x, KVCache* cache, const Tensor& residual) {
-  if (!cache && !rope) {
-    // A whole sequence (training, evaluation, generation without a cache): q, k and v as one
-    // Linear of 3C outputs, their weights stacked (the same products, in one GEMM that reads x
-    // once), then the heads in one fused node (tensor/fused_attention.h). The same numbers as
-    // the general path below (TinyGpt.BlockFusedAttentionEqualsTheGeneralPath: the output and
-    // the weights' gradients bit for bit, the input's gradient to rounding).
-    const Tensor w = cat({q->weight, k->weight, v->weight}, 0);  // (3C, C)
-    const Tensor b = cat({q->bias, k->bias, v->bias}, 0);        // (3C,)
-    const Tensor qkv = linear(x, w, b);                          // (B, T, 3C)
-    // o, with the residual added by its GEMM (linear's residual: the same numbers as the add)
-    return linear(fused_self_attention(qkv, n_head, causal, &attention_weights), o->weight, o->bias,
-                  residual);
-  }
-  MultiHeadOptions options;
-  options.causal = causal;
-  options.rope = rope;
-  MultiHeadCall call;
-  call.cache = cache;
-  call.weights = &attention_weights;
-  const Tensor y = multi_head_attention(x, *q, *k, *v, *o, n_head, options, call);
-  return residual.defined() ? residual + y : y;
-}
-
 Tensor Block::forward(const Tensor& x, KVCache* cache) {
   check(x.defined() && x.dim() == 3 && x.size(2) == ln1->normalized_shape, "Block",
         "an input (B, T, C) with C = ", ln1->normalized_shape, ", got ",
         x.defined() ? shape_str(x.shape()) : "undefined");
-  // Each sublayer's output projection adds the residual stream as it stores its tiles.
-  const Tensor h = attention(ln1->forward(x), cache, x);  // x + o(attention(ln1(x)))
-  // The MLP: h + proj(gelu(fc(ln2(h)))), with GELU, proj and the add as one node (gelu_linear:
-  // the same numbers; its backward multiplies by GELU's slope inside proj's GEMM).
-  return gelu_linear(fc->forward(ln2->forward(h)), proj->weight, proj->bias,
-                     GeluApproximation::none, h);
+  const Tensor h = x + attn(ln1->forward(x), cache);  // (B, T, C)
+  return h + mlp(ln2->forward(h));
+}
+
+// Multi-head self-attention as lessons 10 and 12 build it: project, split the heads, attend,
+// merge the heads, project. (MultiHeadAttention does the same; the block keeps q, k, v and o
+// as its own modules so that their names are the reference model's, blocks.0.q.weight, ...)
+Tensor Block::attn(const Tensor& x, KVCache* cache) {
+  Tensor queries = split_heads(q->forward(x), n_head);  // (B, T, C) -> (B, H, T, D)
+  Tensor keys = split_heads(k->forward(x), n_head);
+  Tensor values = split_heads(v->forward(x), n_head);
+  if (rope) {  // rotated before caching: a cached key keeps the angle of its position
+    const int64_t offset = cache ? cache->position : 0;
+    queries = attention::rope(queries, offset);
+    keys = attention::rope(keys, offset);
+  }
+  if (cache) {  // this call's keys and values join the earlier ones: (B, H, T_cached + T, D)
+    cache->append(keys, values);
+    keys = cache->k;
+    values = cache->v;
+  }
+  const AttentionOutput a = scaled_dot_product_attention(queries, keys, values, {.causal = causal});
+  attention_weights = detach(a.weights);
+  return o->forward(merge_heads(a.output));  // (B, H, T, D) -> (B, T, C) -> o
+}
+
+// The MLP: widen to 4C, GELU, project back.
+Tensor Block::mlp(const Tensor& x) {
+  return proj->forward(gelu(fc->forward(x)));
 }
 
 GPT::GPT(const GPTConfig& c) : config(c) {

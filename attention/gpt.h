@@ -6,15 +6,13 @@
 //
 //   GPT:    x = tok(idx) + pos(0..T-1)                      (B, T, C)
 //           x = blocks(x); logits = head(ln_f(x))            (B, T, V)
-//   Block:  x = x + o(attention(ln1(x)))                     pre-LayerNorm, residual
-//           x = x + proj(gelu(fc(ln2(x))))                   MLP of width 4C, exact GELU
-//   attention: q, k, v = Linear(C, C) each, split into H heads of D, causal softmax over
-//           q k^T / sqrt(D) (the causal mask can be switched off: the lesson of lesson 15).
-//           For a whole sequence the three run as one Linear of their stacked weights into
-//           the fused self-attention (tensor/fused_attention.h), the same numbers in fewer
-//           passes; with a KV cache or RoPE, through multi_head_attention.
-//   MLP:    gelu, proj and the residual add run as one node (gelu_linear), the same numbers
-//           as the three; o adds its residual in its GEMM too (linear's residual).
+//   Block:  x = x + attn(ln1(x))                             pre-LayerNorm, residual
+//           x = x + mlp(ln2(x))
+//   attn:   q, k, v = Linear(C, C) each, split into H heads of D, then the attention core
+//           (core.h) with a causal mask (which can be switched off: the lesson of lesson 15),
+//           the heads merged and mixed by o. With fused paths on (tensor/fused.h) the core
+//           runs its fused multi-head kernel for training and evaluation: the same numbers.
+//   mlp:    proj(gelu(fc(x))), width 4C, exact GELU
 // Parameter names: tok.weight, pos.weight, blocks.0.ln1.weight, blocks.0.q.weight, ...,
 // ln_f.weight, head.weight: torch's state_dict keys for the reference model.
 #pragma once
@@ -37,8 +35,9 @@ class Block : public nn::UnaryModule {
   Block(int64_t n_embd, int64_t n_head, bool causal, bool rope = false);
   Tensor forward(const Tensor& x) override { return forward(x, nullptr); }  // (B, T, C)
   Tensor forward(const Tensor& x, KVCache* cache);  // incremental: x's positions come after cache
-  // The sublayer alone, o included; plus residual when given (x + o(...), added by o's GEMM).
-  Tensor attention(const Tensor& x, KVCache* cache = nullptr, const Tensor& residual = Tensor());
+  // The two sublayers, without their residual adds: (B, T, C) -> (B, T, C).
+  Tensor attn(const Tensor& x, KVCache* cache = nullptr);
+  Tensor mlp(const Tensor& x);
   std::shared_ptr<nn::LayerNorm> ln1, ln2;
   std::shared_ptr<nn::Linear> q, k, v, o, fc, proj;
   int64_t n_head;

@@ -11,12 +11,14 @@
 //     attention per head -> (B, H, T, D) -> transpose, reshape (B, T, C) -> o -> (B, T, C)
 //   with D = C / H. Its Linear layers are named q, k, v, o and created in that order. With
 //   bias off and o the identity, it computes exactly what the wrapper computes.
-//   Its options (MultiHeadOptions) turn it into the variants today's models use:
+//   Its options (MultiHeadOptions, by name: {.causal = true}) turn it into the variants
+//   today's models use:
 //     num_kv_heads   grouped-query attention: k and v project to H_kv < H heads, each shared
 //                    by H / H_kv query heads (1: multi-query); the KV cache shrinks by H / H_kv
 //     window         sliding-window causal attention (Mistral, Gemma): the last `window` keys
 //     rope, alibi    positions by rotation or by a distance penalty (positions.h)
 //     flash          the tiled kernel, O(T * D) memory (core.h)
+//     frontier       qk_norm, softcap, sinks and gate (lesson 22), apart from the classic ones
 //   and forward(x, mask, cache) decodes incrementally with a KVCache (kv_cache.h).
 #pragma once
 
@@ -39,6 +41,18 @@ class MultiHeadAttentionWrapper : public nn::UnaryModule {
   Tensor attention_weights;  // of the last forward, without history: (..., H, T, T)
 };
 
+// The frontier options (lesson 22), kept apart from the classic ones: each adds one piece to
+// the module, a named step in its forward, and all are off by default.
+struct FrontierOptions {
+  bool qk_norm = false;  // RMSNorm of each head's q and k before the scores (Qwen3, OLMo 2):
+                         // modules q_norm and k_norm over head_dim
+  double softcap = 0;    // > 0: scores <- softcap * tanh(scores / softcap) (Gemma 2)
+  bool sinks = false;    // a learned sink logit per head, parameter "sinks" (gpt-oss)
+  bool gate = false;     // a sigmoid gate per head and token on the attention output, from a
+                         // Linear "g" (C -> H) of the input (gated attention, Qwen3-Next)
+};
+
+// Built by name: MultiHeadAttention(C, H, {.causal = true, .dropout = 0.1}).
 struct MultiHeadOptions {
   int64_t num_kv_heads = 0;  // key/value heads: 0 means num_heads; 1 is multi-query attention
   bool causal = false;
@@ -49,23 +63,13 @@ struct MultiHeadOptions {
   double rope_base = 10000.0;
   bool alibi = false;  // the ALiBi paper's slopes for num_heads heads
   bool flash = false;  // the tiled kernel; attention_weights stays undefined
-  // The frontier options (lesson 22):
-  bool qk_norm = false;  // RMSNorm of each head's q and k before the scores (Qwen3, OLMo 2):
-                         // modules q_norm and k_norm over head_dim
-  double softcap = 0;    // > 0: scores <- softcap * tanh(scores / softcap) (Gemma 2)
-  bool sinks = false;    // a learned sink logit per head, parameter "sinks" (gpt-oss)
-  bool gate = false;     // a sigmoid gate per head and token on the attention output, from a
-                         // Linear "g" (C -> H) of the input (gated attention, Qwen3-Next)
+  FrontierOptions frontier{};
 };
-
-struct MultiHeadCall;  // below: what one call of the shared computation takes
 
 class MultiHeadAttention : public nn::UnaryModule {
  public:
-  MultiHeadAttention(int64_t d_model, int64_t num_heads, const MultiHeadOptions& options,
+  MultiHeadAttention(int64_t d_model, int64_t num_heads, const MultiHeadOptions& options = {},
                      Generator* gen = nullptr);
-  MultiHeadAttention(int64_t d_model, int64_t num_heads, bool causal = false, double dropout = 0.0,
-                     bool bias = true, Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override { return forward(x, Tensor()); }
   // mask: bool (true = may attend) or additive float, broadcast to (B, H, T_q, T_k).
   // cache: keys and values of earlier positions; this call's are appended, its queries come
@@ -75,38 +79,19 @@ class MultiHeadAttention : public nn::UnaryModule {
   // encoder's output); mask as above, e.g. the memory's padding.
   Tensor forward_cross(const Tensor& x, const Tensor& memory, const Tensor& mask = Tensor());
   std::shared_ptr<nn::Linear> q, k, v, o;
-  std::shared_ptr<nn::RMSNorm> q_norm, k_norm;  // with qk_norm
-  std::shared_ptr<nn::Linear> g;                // with gate
-  Tensor sinks;                                 // with sinks: (H,), zeros at first
+  // The frontier's pieces, each there only with its option.
+  std::shared_ptr<nn::RMSNorm> q_norm, k_norm;  // qk_norm
+  std::shared_ptr<nn::Linear> g;                // gate
+  Tensor sinks;                                 // sinks: (H,), zeros at first
   int64_t d_model, num_heads, num_kv_heads, head_dim;
   MultiHeadOptions options;
   Tensor attention_weights;  // of the last forward, without history: (B, H, T_q, T_k)
 
  private:
-  // The per-call settings both forwards share: this module's extras, dropout's state, where
-  // the weights go, and the mask.
-  MultiHeadCall call_with(const Tensor& mask);
+  // Queries from x attend to keys and values from source (x itself, or the memory).
+  Tensor attend(const Tensor& x, const Tensor& source, const Tensor& mask, KVCache* cache);
+  AttentionOptions core_options(const Tensor& mask) const;  // for scaled_dot_product_attention
   Generator* gen_;
 };
-
-// The fused multi-head computation on given projections: what MultiHeadAttention::forward
-// does, shared with the GPT's Block (which keeps its Linear layers under its own names).
-// q maps C to H * D, k and v map C to H_kv * D, o maps H * D back to C.
-struct MultiHeadCall {
-  // The optional pieces a module owns, for the options that need them.
-  nn::RMSNorm* q_norm = nullptr;
-  nn::RMSNorm* k_norm = nullptr;
-  nn::Linear* gate = nullptr;
-  const Tensor* sinks = nullptr;
-  const Tensor* mask = nullptr;
-  const Tensor* memory = nullptr;  // cross-attention: keys and values from here, not from x
-  KVCache* cache = nullptr;
-  bool training = false;
-  Generator* generator = nullptr;
-  Tensor* weights = nullptr;  // set to the weights used, without history (undefined: flash)
-};
-Tensor multi_head_attention(const Tensor& x, nn::Linear& q, nn::Linear& k, nn::Linear& v,
-                            nn::Linear& o, int64_t num_heads, const MultiHeadOptions& options,
-                            const MultiHeadCall& call);
 
 }  // namespace qkv::attention

@@ -5,7 +5,7 @@ namespace qkv::attention {
 
 EncoderBlock::EncoderBlock(int64_t C, int64_t H) {
   ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(C));
-  attn = register_module("attn", std::make_shared<MultiHeadAttention>(C, H, /*causal=*/false));
+  attn = register_module("attn", std::make_shared<MultiHeadAttention>(C, H));
   ln2 = register_module("ln2", std::make_shared<nn::LayerNorm>(C));
   fc = register_module("fc", std::make_shared<nn::Linear>(C, 4 * C));
   proj = register_module("proj", std::make_shared<nn::Linear>(4 * C, C));
@@ -18,9 +18,9 @@ Tensor EncoderBlock::forward(const Tensor& x, const Tensor& src_mask) {
 
 DecoderBlock::DecoderBlock(int64_t C, int64_t H) {
   ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(C));
-  self_attn = register_module("self_attn", std::make_shared<MultiHeadAttention>(C, H, true));
+  self_attn = register_module("self_attn", std::make_shared<MultiHeadAttention>(C, H, MultiHeadOptions{.causal = true}));
   ln2 = register_module("ln2", std::make_shared<nn::LayerNorm>(C));
-  cross = register_module("cross", std::make_shared<MultiHeadAttention>(C, H, false));
+  cross = register_module("cross", std::make_shared<MultiHeadAttention>(C, H));
   ln3 = register_module("ln3", std::make_shared<nn::LayerNorm>(C));
   fc = register_module("fc", std::make_shared<nn::Linear>(C, 4 * C));
   proj = register_module("proj", std::make_shared<nn::Linear>(4 * C, C));

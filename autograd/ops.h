@@ -87,12 +87,15 @@ Tensor log_softmax(const Tensor& a, int64_t dim);
 // tile by tile. The attention core's flash option (attention/core.h) is the way in.
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                        const raw::FlashAttentionParams& params);
-// Multi-head self-attention from qkv (B, T, 3C), the queries, keys and values of each token
-// side by side, to the heads merged back as (B, T, C) (tensor/fused_attention.h): the same
-// numbers as splitting the heads and running the attention core, in one node. *weights, if
-// given, receives the (B, H, T, T) attention weights (without history).
-Tensor fused_self_attention(const Tensor& qkv, int64_t heads, bool causal,
-                            Tensor* weights = nullptr);
+// Multi-head attention over q, k, v (B, H, T, D) of one shape, causal or not, with no mask,
+// in one node (tensor/fused_attention.h): the same numbers as the attention core's composed
+// ops (matmul, causal softmax, matmul), and a fast path the core chooses (attention/core.h).
+// The output is (B, H, T, D); the weights (B, H, T, T) are there to be looked at: a backward
+// that reaches them throws (the node's backward goes through the output alone).
+struct FusedAttention {
+  Tensor output, weights;
+};
+FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
 // cross_entropy: mean over the targets that are not ignore_index of
 // -log_softmax(logits)[target]. logits (N, V), targets (N,) int64.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 
 #include "attention/all.h"
@@ -48,11 +49,11 @@ Subject make(const std::string& which, int64_t T) {
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
   if (which == "MultiHeadAttention") {
-    auto m = std::make_shared<MultiHeadAttention>(C, H, /*causal=*/false, 0.0, true, &g);
+    auto m = std::make_shared<MultiHeadAttention>(C, H, MultiHeadOptions{}, &g);
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
   if (which == "MultiHeadAttentionCausal") {
-    auto m = std::make_shared<MultiHeadAttention>(C, H, /*causal=*/true, 0.0, true, &g);
+    auto m = std::make_shared<MultiHeadAttention>(C, H, MultiHeadOptions{.causal = true}, &g);
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
   if (which == "CrossAttention") {  // x attends to itself through the cross path
@@ -86,23 +87,24 @@ Subject make(const std::string& which, int64_t T) {
     std::vector<int64_t> ids;
     for (int64_t t = 0; t < T; ++t) ids.push_back(t * 4 / T);
     const Tensor mask = document_mask(from_vector(ids, {T}));
-    auto m = std::make_shared<MultiHeadAttention>(C, H, false, 0.0, true, &g);
+    auto m = std::make_shared<MultiHeadAttention>(C, H, MultiHeadOptions{}, &g);
     return {m, [m, mask](const Tensor& x) { return m->forward(x, mask); }};
   }
-  if (which.rfind("MHA_", 0) == 0) {  // the modern variants of MultiHeadAttention, causal
-    MultiHeadOptions o;
-    o.causal = true;
-    if (which == "MHA_GQA2") o.num_kv_heads = 2;
-    if (which == "MHA_MQA") o.num_kv_heads = 1;
-    if (which == "MHA_Window64") o.window = 64;
-    if (which == "MHA_RoPE") o.rope = true;
-    if (which == "MHA_ALiBi") o.alibi = true;
-    if (which == "MHA_Flash") o.flash = true;
-    if (which == "MHA_QKNorm") o.qk_norm = true;
-    if (which == "MHA_Softcap") o.softcap = 30.0;
-    if (which == "MHA_Sinks") o.sinks = true;
-    if (which == "MHA_Gated") o.gate = true;
-    auto m = std::make_shared<MultiHeadAttention>(C, H, o, &g);
+  // The modern variants of MultiHeadAttention, all causal.
+  const std::map<std::string, MultiHeadOptions> variants = {
+      {"MHA_GQA2", {.num_kv_heads = 2, .causal = true}},
+      {"MHA_MQA", {.num_kv_heads = 1, .causal = true}},
+      {"MHA_Window64", {.causal = true, .window = 64}},
+      {"MHA_RoPE", {.causal = true, .rope = true}},
+      {"MHA_ALiBi", {.causal = true, .alibi = true}},
+      {"MHA_Flash", {.causal = true, .flash = true}},
+      {"MHA_QKNorm", {.causal = true, .frontier = {.qk_norm = true}}},
+      {"MHA_Softcap", {.causal = true, .frontier = {.softcap = 30.0}}},
+      {"MHA_Sinks", {.causal = true, .frontier = {.sinks = true}}},
+      {"MHA_Gated", {.causal = true, .frontier = {.gate = true}}},
+  };
+  if (const auto it = variants.find(which); it != variants.end()) {
+    auto m = std::make_shared<MultiHeadAttention>(C, H, it->second, &g);
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
   auto m = std::make_shared<Head>(C, C / H, 0.0, &g);  // "Head"
@@ -136,9 +138,7 @@ void run_core(benchmark::State& state, bool flash, bool backward_too) {
   Generator g(2);
   const Tensor q = randn({1, heads, T, D}, &g), k = randn({1, heads, T, D}, &g),
                v = randn({1, heads, T, D}, &g);
-  AttentionOptions o;
-  o.causal = true;
-  o.flash = flash;
+  AttentionOptions o{.causal = true, .flash = flash};
   size_t peak = 0;
   for (auto _ : state) {
     const size_t base = memory_stats().allocated;
@@ -163,14 +163,9 @@ void run_core(benchmark::State& state, bool flash, bool backward_too) {
 // and without the KV cache: the same tokens, different work.
 void run_generate(benchmark::State& state, bool use_cache) {
   manual_seed(0);
-  GPTConfig c;
-  c.vocab_size = 65;
-  c.n_embd = 128;
-  c.n_layer = 4;
-  c.block = 256;
+  GPTConfig c{.vocab_size = 65, .n_embd = 128, .n_layer = 4, .block = 256};
   GPT m(c);
-  SampleOptions so;
-  so.use_cache = use_cache;
+  SampleOptions so{.use_cache = use_cache};
   for (auto _ : state) {
     Generator g(1);
     benchmark::DoNotOptimize(m.generate({0}, c.block - 1, so, g).data());
@@ -217,15 +212,22 @@ void run_train_step(benchmark::State& state) {
 }
 
 // The tiny GPT's attention kernels alone (tensor/fused_attention.h) at the larger config's
-// shape, qkv (32, 64, 3 x 128), 4 heads: forward and backward, raw, no autograd.
+// shape, B 32, T 64, 4 heads of 32, with q, k and v the heads of one (B, T, 3, H, D) tensor as
+// the model's split makes them: forward and backward, raw, no autograd.
 void run_fused_attention(benchmark::State& state, bool causal) {
   Generator g(0);
-  const int64_t Bt = 32, T = 64, Cc = 128, Hh = 4;
-  const Tensor qkv = randn({Bt, T, 3 * Cc}, &g), dout = randn({Bt, T, Cc}, &g);
+  const int64_t Bt = 32, T = 64, Hh = 4, Dd = 32;
+  const Tensor qkv = randn({Bt, T, 3, Hh, Dd}, &g);
+  auto heads = [&](int64_t part) {  // (B, T, H, D) -> (B, H, T, D), a strided view
+    return raw::transpose(raw::select(qkv, 2, part), 1, 2);
+  };
+  const Tensor q = heads(0), k = heads(1), v = heads(2);
+  const Tensor dout = raw::transpose(randn({Bt, T, Hh, Dd}, &g), 1, 2);
   for (auto _ : state) {
-    const raw::FusedAttentionOutput f = raw::fused_attention_forward(qkv, Hh, causal);
-    const Tensor dqkv = raw::fused_attention_backward(qkv, f.weights, dout, Hh, causal);
-    benchmark::DoNotOptimize(dqkv.data_ptr());
+    const raw::FusedAttentionOutput f = raw::fused_attention_forward(q, k, v, causal);
+    const raw::FusedAttentionGrads d = raw::fused_attention_backward(q, k, v, f.weights, dout,
+                                                                     causal);
+    benchmark::DoNotOptimize(d.dv.data_ptr());
   }
 }
 

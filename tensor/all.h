@@ -7,6 +7,8 @@
 #include "tensor/factory.h"
 #include "tensor/flash_attention.h"
 #include "tensor/fma_peak.h"
+#include "tensor/fused.h"
+#include "tensor/fused_attention.h"
 #include "tensor/gemm.h"
 #include "tensor/join.h"
 #include "tensor/matmul.h"

@@ -1,5 +1,5 @@
 // fused_attention.cpp: the kernels of fused_attention.h. Each (batch, head) pair is a handful
-// of small GEMMs on strided views of qkv and a softmax per row, run by one thread.
+// of small GEMMs on strided views of q, k and v and a softmax per row, run by one thread.
 #include "tensor/fused_attention.h"
 
 #include <algorithm>
@@ -9,22 +9,43 @@
 #include "tensor/gemm.h"
 #include "tensor/softmax.h"
 #include "tensor/thread_pool.h"
+#include "tensor/view.h"
 
 namespace qkv::raw {
 namespace {
 
 struct Dims {
-  int64_t B, T, C, H, D;
+  int64_t B, H, T, D;
 };
 
-Dims check_qkv(const Tensor& qkv, int64_t heads, const char* op) {
-  check(qkv.defined() && qkv.dtype() == Dtype::float32 && qkv.dim() == 3 && qkv.is_contiguous() &&
-            qkv.size(2) % 3 == 0,
-        op, "a contiguous float32 qkv of shape (B, T, 3C), got ",
-        qkv.defined() ? shape_str(qkv.shape()) : "an undefined tensor");
-  const int64_t C = qkv.size(2) / 3;
-  check(heads > 0 && C % heads == 0 && C > 0, op, "C = ", C, " divisible by heads = ", heads);
-  return {qkv.size(0), qkv.size(1), C, heads, C / heads};
+// A (B, H, T, D) operand: where head (b, h) starts and how far apart its rows are.
+struct Heads {
+  float* p;
+  int64_t sb, sh, st;  // strides of B, H and T; D's is 1
+  float* at(int64_t b, int64_t h) const { return p + b * sb + h * sh; }
+};
+Heads heads_of(const Tensor& t) {
+  return {t.data_ptr(), t.stride(0), t.stride(1), t.stride(2)};
+}
+
+bool is_heads(const Tensor& t) {
+  return t.defined() && t.dtype() == Dtype::float32 && t.dim() == 4 && t.stride(3) == 1;
+}
+
+Dims check_heads(const Tensor& q, const Tensor& k, const Tensor& v, const char* op) {
+  check(is_heads(q) && is_heads(k) && is_heads(v) && q.shape() == k.shape() &&
+            q.shape() == v.shape(),
+        op, "float32 q, k and v of one shape (B, H, T, D), each with unit stride along D, got q ",
+        q.defined() ? shape_str(q.shape()) : "undefined", ", k ",
+        k.defined() ? shape_str(k.shape()) : "undefined", ", v ",
+        v.defined() ? shape_str(v.shape()) : "undefined");
+  return {q.size(0), q.size(1), q.size(2), q.size(3)};
+}
+
+// A (B, H, T, D) result stored as (B, T, H, D): row t of head (b, h) at b*T*H*D + t*H*D + h*D,
+// so merging the heads back to (B, T, H * D) is a view.
+Tensor empty_heads(const Dims& d) {
+  return transpose(Tensor::empty({d.B, d.T, d.H, d.D}), 1, 2);
 }
 
 // body(n) for every (batch, head) pair n = b * H + h, in one contiguous run of pairs per
@@ -85,62 +106,60 @@ float scale_div(int64_t D) {
 
 }  // namespace
 
-FusedAttentionOutput fused_attention_forward(const Tensor& qkv, int64_t heads, bool causal) {
-  const Dims d = check_qkv(qkv, heads, "fused_attention");
-  const int64_t T = d.T, C = d.C, C3 = 3 * d.C, D = d.D;
-  FusedAttentionOutput r{Tensor::empty({d.B, T, C}), Tensor::empty({d.B, d.H, T, T})};
-  const float* pqkv = qkv.data_ptr();
-  float* pout = r.out.data_ptr();
+FusedAttentionOutput fused_attention_forward(const Tensor& q_in, const Tensor& k_in,
+                                             const Tensor& v_in, bool causal) {
+  const Dims d = check_heads(q_in, k_in, v_in, "fused_attention");
+  const int64_t T = d.T, D = d.D, ld = d.H * D;  // ld: the row stride of out
+  FusedAttentionOutput r{empty_heads(d), Tensor::empty({d.B, d.H, T, T})};
+  const Heads Q = heads_of(q_in), K = heads_of(k_in), V = heads_of(v_in);
+  const Heads out_heads = heads_of(r.out);
   float* pw = r.weights.data_ptr();
   const float div = scale_div(D);
   const std::vector<RowBlock> blocks = row_blocks(T, causal);
   for_pairs(d, [&](int64_t n) {
     const int64_t b = n / d.H, h = n % d.H;
-    const float* q = pqkv + b * T * C3 + h * D;  // row t of the head's q at q + t * 3C
-    const float* k = q + C;
-    const float* v = q + 2 * C;
+    const float *q = Q.at(b, h), *k = K.at(b, h), *v = V.at(b, h);  // row t at q + t * Q.st
     float* s = pw + n * T * T;
-    float* out = pout + b * T * C + h * D;
+    float* out = out_heads.at(b, h);
     for (const auto [r0, r1, cols] : blocks) {
       // S = q k^T (T, T), only where these rows can see
-      gemm(r1 - r0, cols, D, {q + r0 * C3, C3, 1}, {k, 1, C3}, s + r0 * T, T, false);
+      gemm(r1 - r0, cols, D, {q + r0 * Q.st, Q.st, 1}, {k, 1, K.st}, s + r0 * T, T, false);
       for (int64_t i = r0; i < r1; ++i)  // P = softmax(S / sqrt(D))
         causal_softmax_row(s + i * T, s + i * T, T, causal ? i + 1 : T, 1.0f, div);
     }
-    gemm_band(T, D, T, {s, T, 1}, {v, C3, 1}, out, C, false,
+    gemm_band(T, D, T, {s, T, 1}, {v, V.st, 1}, out, ld, false,
               band(causal, GemmBand::up_to_row));  // out = P v
   });
   return r;
 }
 
-Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const Tensor& dout,
-                                int64_t heads, bool causal) {
-  const Dims d = check_qkv(qkv, heads, "fused_attention_backward");
-  const int64_t T = d.T, C = d.C, C3 = 3 * d.C, D = d.D;
+FusedAttentionGrads fused_attention_backward(const Tensor& q_in, const Tensor& k_in,
+                                             const Tensor& v_in, const Tensor& weights,
+                                             const Tensor& dout, bool causal) {
+  const Dims d = check_heads(q_in, k_in, v_in, "fused_attention_backward");
+  const int64_t T = d.T, D = d.D, ld = d.H * D;
   check(weights.defined() && weights.shape() == Shape{d.B, d.H, T, T} && weights.is_contiguous() &&
-            dout.defined() && dout.shape() == Shape{d.B, T, C} && dout.is_contiguous(),
-        "fused_attention_backward", "contiguous weights (B, H, T, T) and dout (B, T, C) for qkv ",
-        shape_str(qkv.shape()));
-  Tensor dqkv = Tensor::empty(qkv.shape());
-  const float *pqkv = qkv.data_ptr(), *pw = weights.data_ptr(), *pdout = dout.data_ptr();
-  float* pd = dqkv.data_ptr();
+            is_heads(dout) && dout.shape() == q_in.shape(),
+        "fused_attention_backward", "contiguous weights (B, H, T, T) and dout (B, H, T, D) for q ",
+        shape_str(q_in.shape()));
+  FusedAttentionGrads g{empty_heads(d), empty_heads(d), empty_heads(d)};
+  const Heads Q = heads_of(q_in), K = heads_of(k_in), V = heads_of(v_in), dO_ = heads_of(dout);
+  const Heads dQ = heads_of(g.dq), dK = heads_of(g.dk), dV = heads_of(g.dv);
+  const float* pw = weights.data_ptr();
   const float div = scale_div(D);
   const std::vector<RowBlock> blocks = row_blocks(T, causal);
   for_pairs(d, [&](int64_t n) {
     const int64_t b = n / d.H, h = n % d.H;
-    const float* q = pqkv + b * T * C3 + h * D;
-    const float* k = q + C;
-    const float* v = q + 2 * C;
+    const float *q = Q.at(b, h), *k = K.at(b, h), *v = V.at(b, h), *dO = dO_.at(b, h);
     const float* p = pw + n * T * T;
-    const float* dO = pdout + b * T * C + h * D;  // row t at dO + t * C
-    float* dq = pd + b * T * C3 + h * D;
-    float* dk = dq + C;
-    float* dv = dq + 2 * C;
+    float* dq = dQ.at(b, h);
+    float* dk = dK.at(b, h);
+    float* dv = dV.at(b, h);
     float* ds = thread_scratch(Scratch::attention, T * T);
     for (const auto [r0, r1, cols] : blocks) {
       // dP = dout v^T (T, T) where these rows see; 0 where they do not, so that the softmax
       // rows below read the same numbers as over a full product (their weights are 0 there)
-      gemm(r1 - r0, cols, D, {dO + r0 * C, C, 1}, {v, 1, C3}, ds + r0 * T, T, false);
+      gemm(r1 - r0, cols, D, {dO + r0 * dO_.st, dO_.st, 1}, {v, 1, V.st}, ds + r0 * T, T, false);
       for (int64_t i = r0; i < r1; ++i) {  // dS, in place over dP
         std::fill(ds + i * T + cols, ds + (i + 1) * T, 0.0f);
         softmax_backward_row(p + i * T, ds + i * T, ds + i * T, T, 1.0f, div);
@@ -148,11 +167,11 @@ Tensor fused_attention_backward(const Tensor& qkv, const Tensor& weights, const 
     }
     const GemmBand keys = band(causal, GemmBand::up_to_row);
     const GemmBand queries = band(causal, GemmBand::from_row);
-    gemm_band(T, D, T, {ds, T, 1}, {k, C3, 1}, dq, C3, false, keys);     // dq = dS k
-    gemm_band(T, D, T, {ds, 1, T}, {q, C3, 1}, dk, C3, false, queries);  // dk = dS^T q
-    gemm_band(T, D, T, {p, 1, T}, {dO, C, 1}, dv, C3, false, queries);   // dv = P^T dout
+    gemm_band(T, D, T, {ds, T, 1}, {k, K.st, 1}, dq, ld, false, keys);       // dq = dS k
+    gemm_band(T, D, T, {ds, 1, T}, {q, Q.st, 1}, dk, ld, false, queries);    // dk = dS^T q
+    gemm_band(T, D, T, {p, 1, T}, {dO, dO_.st, 1}, dv, ld, false, queries);  // dv = P^T dout
   });
-  return dqkv;
+  return g;
 }
 
 }  // namespace qkv::raw

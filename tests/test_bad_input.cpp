@@ -128,34 +128,25 @@ std::vector<Case> cases() {
        {"MultiHeadAttention", "10", "4"}},
       {"GPT T beyond the context",
        [] {
-         attention::GPTConfig c;
-         c.vocab_size = 5;
-         c.block = 4;
-         attention::GPT m(c);
+         attention::GPT m(attention::GPTConfig{.vocab_size = 5, .block = 4});
          m(zeros({1, 5}, Dtype::int64));
        },
        {"GPT", "block = 4", "T = 5"}},
       {"GPT token id >= vocab",
        [] {
-         attention::GPTConfig c;
-         c.vocab_size = 5;
-         c.block = 4;
-         attention::GPT m(c);
+         attention::GPT m(attention::GPTConfig{.vocab_size = 5, .block = 4});
          m(from_vector(std::vector<int64_t>{1, 7}, {1, 2}));
        },
        {"7"}},
       {"GPT float ids",
        [] {
-         attention::GPTConfig c;
-         c.vocab_size = 5;
-         attention::GPT m(c);
+         attention::GPT m(attention::GPTConfig{.vocab_size = 5});
          m(zeros({1, 2}));
        },
        {"GPT", "int64"}},
       {"attention mask shape",
        [] {
-         AttentionOptions o;
-         o.mask = ones({3, 3}, Dtype::boolean);
+         AttentionOptions o{.mask = ones({3, 3}, Dtype::boolean)};
          attention::scaled_dot_product_attention(zeros({2, 4}), zeros({2, 4}), zeros({2, 4}), o);
        },
        {"scaled_dot_product_attention", "(3, 3)"}},

@@ -187,7 +187,12 @@ RunResult train(const Options& o, const CharTokenizer& tok, const TextSplit& spl
                 const std::string& label) {
   RunResult r;
   manual_seed(static_cast<uint64_t>(o.seed));  // model init draws from the default generator
-  GPTConfig config{tok.vocab_size(), o.n_embd, o.n_head, o.n_layer, o.block, causal};
+  GPTConfig config{.vocab_size = tok.vocab_size(),
+                   .n_embd = o.n_embd,
+                   .n_head = o.n_head,
+                   .n_layer = o.n_layer,
+                   .block = o.block,
+                   .causal = causal};
   r.model = std::make_shared<GPT>(config);
   GPT& m = *r.model;
   if (!o.load.empty()) {
@@ -270,9 +275,7 @@ RunResult train(const Options& o, const CharTokenizer& tok, const TextSplit& spl
   if (o.sample > 0) {
     Generator gs(static_cast<uint64_t>(o.seed));
     const std::vector<int64_t> start = {split.val.to_vector<int64_t>()[0]};
-    SampleOptions so;
-    so.temperature = o.temperature;
-    so.top_k = o.top_k;
+    SampleOptions so{.temperature = o.temperature, .top_k = o.top_k};
     r.sample = tok.decode(m.generate(start, o.sample, so, gs));
     std::cout << "sample (" << label << "):\n" << r.sample << "\n";
   }

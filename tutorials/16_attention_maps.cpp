@@ -86,8 +86,7 @@ int main(int argc, char** argv) {
   const std::string text = lesson::builtin_corpus();
   const CharTokenizer tok(text);
   const TextSplit split = split_90_10(tok.encode(text));
-  GPTConfig config;
-  config.vocab_size = tok.vocab_size();
+  GPTConfig config{.vocab_size = tok.vocab_size()};
   manual_seed(1337);
   GPT m(config);
 

@@ -40,7 +40,7 @@ int main() {
               raw::var(raw::select(raw::select(h, 0, 0), 0, 0), 0, false, 0).item<float>());
 
   lesson::banner("2. One head: q, k, v of 64 from 768");
-  MultiHeadAttention attn(C, H, /*causal=*/true);  // q, k, v, o: 768 x 768 each (all heads)
+  MultiHeadAttention attn(C, H, {.causal = true});  // q, k, v, o: 768 x 768 each (all heads)
   // Head 0's slice of the fused projections: rows 0..63 of W_q, W_k, W_v (torch's Linear
   // stores weight as (out, in)), i.e. three 768 x 64 matrices.
   NoGradGuard no_grad;

@@ -45,9 +45,7 @@ int main() {
             << "  kind   kv heads   k and v weights   KV cache per layer (one sequence)\n";
   std::vector<size_t> cache_bytes;
   for (int64_t kv : {H, int64_t{2}, int64_t{1}}) {
-    MultiHeadOptions o;
-    o.num_kv_heads = kv;
-    o.causal = true;
+    MultiHeadOptions o{.num_kv_heads = kv, .causal = true};
     MultiHeadAttention m(C, H, o);
     const int64_t kv_weights = m.k->weight.numel() + m.v->weight.numel();
     // 2 tensors (k and v) of (1, H_kv, T, D) floats.
@@ -64,12 +62,10 @@ int main() {
   // Query heads 0-3 read key head 0, heads 4-7 key head 1. Copy each key/value head's weight
   // rows into its group's four slots of a plain MHA: the two modules compute the same thing.
   Generator g(11);
-  MultiHeadOptions gqa_options;
-  gqa_options.num_kv_heads = 2;
-  gqa_options.causal = true;
+  MultiHeadOptions gqa_options{.num_kv_heads = 2, .causal = true};
   const int64_t c = 32, h = 8, d = c / h, G = h / 2;
   MultiHeadAttention gqa(c, h, gqa_options, &g);
-  MultiHeadAttention mha(c, h, /*causal=*/true, 0.0, true, &g);
+  MultiHeadAttention mha(c, h, {.causal = true}, &g);
   {
     NoGradGuard no_grad;
     // (2 * d, c) -> (2, 1, d, c) -> expand (2, G, d, c) -> (h * d, c): rows repeated per group.
@@ -122,15 +118,10 @@ int main() {
   // A GPT of lesson 15's shape, larger context: C 128, 4 heads, 4 layers, block 256. Untrained
   // (random weights) - speed does not care. 255 new tokens after one.
   manual_seed(0);
-  GPTConfig config;
-  config.vocab_size = 65;
-  config.n_embd = 128;
-  config.n_layer = 4;
-  config.block = 256;
+  GPTConfig config{.vocab_size = 65, .n_embd = 128, .n_layer = 4, .block = 256};
   GPT model(config);
   auto timed = [&](bool use_cache, std::vector<int64_t>& tokens) {
-    SampleOptions so;
-    so.use_cache = use_cache;
+    SampleOptions so{.use_cache = use_cache};
     double best = 1e30;
     for (int rep = 0; rep < 2; ++rep) {  // the faster of two runs: the machine may be busy
       Generator gs(3);

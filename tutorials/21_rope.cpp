@@ -142,8 +142,7 @@ int main(int argc, char** argv) {
   const std::string text = lesson::builtin_corpus();
   const CharTokenizer tok(text);
   const TextSplit split = split_90_10(tok.encode(text));
-  GPTConfig config;
-  config.vocab_size = tok.vocab_size();
+  GPTConfig config{.vocab_size = tok.vocab_size()};
   const double untrained = std::log(static_cast<double>(config.vocab_size));
   const Trained learned = train(config, split, steps);
   config.rope = true;

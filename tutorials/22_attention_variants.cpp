@@ -52,9 +52,7 @@ int main(int argc, char** argv) {
 
   lesson::banner("1. QK-norm");
   formula("q, k <- RMSNorm(q), RMSNorm(k)   per head, before q k^T");
-  MultiHeadOptions o;
-  o.causal = true;
-  o.qk_norm = true;
+  MultiHeadOptions o{.causal = true, .frontier = {.qk_norm = true}};
   MultiHeadAttention qk(C, H, o, &g);
   const Tensor before = qk(x);
   raw::copy_(qk.q->weight, raw::mul(qk.q->weight, 100.0f));
@@ -66,8 +64,7 @@ int main(int argc, char** argv) {
   lesson::banner("2. Logit soft-capping");
   formula("s <- c * tanh(s / c)");
   const Tensor q = raw::mul(randn({T, 4}, &g), 10.0f), k = randn({T, 4}, &g), v = randn({T, 4}, &g);
-  AttentionOptions capped;
-  capped.softcap = 5.0;
+  AttentionOptions capped{.softcap = 5.0};
   const Tensor w_plain = scaled_dot_product_attention(q, k, v).weights;
   const Tensor w_capped = scaled_dot_product_attention(q, k, v, capped).weights;
   const float top_plain = raw::max(w_plain).item<float>(),
@@ -78,9 +75,7 @@ int main(int argc, char** argv) {
 
   lesson::banner("3. Attention sinks");
   formula("softmax over [scores, sink]   then drop the sink's column");
-  AttentionOptions sinks;
-  sinks.causal = true;
-  sinks.sinks = from_vector(std::vector<float>{1.0f}, {1});
+  AttentionOptions sinks{.causal = true, .sinks = from_vector(std::vector<float>{1.0f}, {1})};
   const Tensor w_sink =
       scaled_dot_product_attention(raw::view(q, {1, T, 4}), raw::view(k, {1, T, 4}),
                                    raw::view(v, {1, T, 4}), sinks)
@@ -90,9 +85,7 @@ int main(int argc, char** argv) {
       "row sums with a sink logit of 1: %.3f %.3f %.3f ... %.3f (the rest went to the sink)\n",
       row_sums[0], row_sums[1], row_sums[2], row_sums[T - 1]);
   lesson::expect(row_sums[0] < 1.0f && row_sums[0] > 0.0f, "a row can keep weight back");
-  MultiHeadOptions stream;
-  stream.causal = true;
-  stream.rope = true;
+  MultiHeadOptions stream{.causal = true, .rope = true};
   MultiHeadAttention streaming(C, H, stream, &g);
   KVCache rolling;
   rolling.keep_first = 2;
@@ -105,9 +98,7 @@ int main(int argc, char** argv) {
 
   lesson::banner("4. Gated output");
   formula("head_h <- sigmoid(x W_g)[h] * head_h");
-  MultiHeadOptions gated_options;
-  gated_options.causal = true;
-  gated_options.gate = true;
+  MultiHeadOptions gated_options{.causal = true, .frontier = {.gate = true}};
   MultiHeadAttention gated(C, H, gated_options, &g);
   const Tensor gates = raw::sigmoid(gated.g->forward(x));  // (1, T, H)
   lesson::show("gates (token x head)", raw::select(gates, 0, 0));
@@ -170,7 +161,7 @@ int main(int argc, char** argv) {
   lesson::banner("9. The maps: plain vs differential attention, same input");
   // Both at initialisation on the same 8 tokens: plain MHA's head 0, and the differential
   // head 0's two maps and their difference (red: negative weight).
-  MultiHeadAttention plain(C, H, /*causal=*/true, 0.0, true, &g);
+  MultiHeadAttention plain(C, H, {.causal = true}, &g);
   plain(x);
   const Tensor plain_map = raw::select(raw::select(plain.attention_weights, 0, 0), 0, 0);
   const Tensor a1 = raw::select(raw::select(diff.weights_first, 0, 0), 0, 0);

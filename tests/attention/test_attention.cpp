@@ -56,8 +56,7 @@ TEST(AttentionCore, EqualsTheNaiveLoopsWithAndWithoutMasks) {
     const Tensor none = ones({T_q, T_k}, Dtype::boolean);
     EXPECT_TRUE(testing::tensor_near(scaled_dot_product_attention(q, k, v).output, {T_q, 3},
                                      naive_attention(q, k, v, to_allowed(none)), 1e-5));
-    AttentionOptions causal;
-    causal.causal = true;
+    AttentionOptions causal{.causal = true};
     EXPECT_TRUE(testing::tensor_near(scaled_dot_product_attention(q, k, v, causal).output, {T_q, 3},
                                      naive_attention(q, k, v, to_allowed(causal_mask(T_q, T_k))),
                                      1e-5))
@@ -71,8 +70,7 @@ TEST(AttentionCore, WeightRowsSumToOneAndScaleIsOneOverRootD) {
                v = randn({2, 3, 5, 8}, &g);
   const AttentionOutput a = scaled_dot_product_attention(q, k, v);
   EXPECT_TRUE(testing::tensor_near(raw::sum(a.weights, -1), ones({2, 3, 5}), 1e-6));
-  AttentionOptions explicit_scale;
-  explicit_scale.scale = 1 / std::sqrt(8.0);
+  AttentionOptions explicit_scale{.scale = 1 / std::sqrt(8.0)};
   EXPECT_TRUE(testing::tensor_near(scaled_dot_product_attention(q, k, v, explicit_scale).output,
                                    a.output, 1e-6));
 }
@@ -114,10 +112,12 @@ TEST(AttentionCore, FusedCausalPathEqualsTheGeneralPathBitForBit) {
   }
 }
 
-// The fused multi-head self-attention (one node from qkv (B, T, 3C) to the merged heads) runs
-// the same GEMMs and softmax rows as splitting the heads and calling the core, so output,
-// weights and the gradient of qkv agree bit for bit, causal or not, and on any thread count.
-TEST(AttentionCore, FusedSelfAttentionEqualsSplitHeadsAndTheCoreBitForBit) {
+// Plain self-attention on (B, H, T, D) heads takes the fused multi-head kernel inside the core
+// when fused paths are on. It runs the same GEMMs and softmax rows as the composed ops, so the
+// output, the weights and the gradients of q, k and v agree bit for bit with fused paths off,
+// causal or not, on any thread count, for heads read through a Linear's split (strided views)
+// and for contiguous ones.
+TEST(AttentionCore, FusedKernelEqualsTheComposedOpsBitForBit) {
   Generator g(22);
   struct Case {
     int64_t B, T, H, D;
@@ -127,49 +127,62 @@ TEST(AttentionCore, FusedSelfAttentionEqualsSplitHeadsAndTheCoreBitForBit) {
   for (const Case c : {Case{2, 37, 3, 5}, Case{2, 64, 4, 8}, Case{1, 3, 2, 4}, Case{1, 5, 1, 6},
                        Case{1, 150, 2, 16}, Case{1, 400, 1, 8}}) {
     for (bool causal : {true, false}) {
-      const int64_t C = c.H * c.D;
-      const Tensor qkv0 = randn({c.B, c.T, 3 * C}, &g), up = randn({c.B, c.T, C}, &g);
-      // Fused, on 1 and on 3 threads.
-      std::vector<std::vector<Tensor>> fused;
-      const int saved = num_threads();
-      for (int threads : {1, 3}) {
-        set_num_threads(threads);
-        const Tensor qkv = requires_grad_(raw::clone(qkv0));
-        Tensor weights;
-        const Tensor out = fused_self_attention(qkv, c.H, causal, &weights);
-        backward(out, up);
-        fused.push_back({out, weights, grad(qkv)});
-      }
-      set_num_threads(saved);
-      // Composed: q, k, v as (B, H, T, D) views of qkv, the core, the heads merged back.
-      const Tensor qkv = requires_grad_(raw::clone(qkv0));
-      auto head_view = [&](int64_t part) {
-        return transpose(view(narrow(qkv, -1, part * C, C), {c.B, c.T, c.H, c.D}), 1, 2);
-      };
-      AttentionOptions o;
-      o.causal = causal;
-      const AttentionOutput a =
-          scaled_dot_product_attention(head_view(0), head_view(1), head_view(2), o);
-      const Tensor out = reshape(transpose(a.output, 1, 2), {c.B, c.T, C});
-      backward(out, up);
-      const std::vector<Tensor> composed{out, a.weights, grad(qkv)};
-      for (size_t i = 0; i < 3; ++i) {
-        EXPECT_TRUE(testing::tensor_equal(fused[0][i], composed[i]))
-            << "T " << c.T << " causal " << causal << " item " << i;
-        EXPECT_TRUE(testing::tensor_equal(fused[0][i], fused[1][i])) << "threads, item " << i;
+      for (bool split : {true, false}) {
+        const int64_t C = c.H * c.D;
+        const Tensor qkv0 = randn({c.B, c.T, 3 * C}, &g), up = randn({c.B, c.H, c.T, c.D}, &g);
+        // q, k, v as the heads of one (B, T, 3C) tensor (as split_heads makes them from a
+        // Linear's output), or each contiguous (B, H, T, D).
+        auto run = [&](bool fused, int threads) {
+          const FusedGuard path(fused);
+          const int saved = num_threads();
+          set_num_threads(threads);
+          const Tensor qkv = requires_grad_(raw::clone(qkv0));
+          auto heads = [&](int64_t part) {
+            const Tensor h = split_heads(narrow(qkv, -1, part * C, C), c.H);
+            return split ? h : contiguous(h);
+          };
+          const AttentionOutput a =
+              scaled_dot_product_attention(heads(0), heads(1), heads(2), {.causal = causal});
+          EXPECT_EQ(grad_fn_name(a.output) == "FusedAttentionBackward0", fused);
+          backward(a.output, up);
+          set_num_threads(saved);
+          return std::vector<Tensor>{a.output, a.weights, grad(qkv)};
+        };
+        const std::vector<Tensor> composed = run(false, 1);
+        for (int threads : {1, 3}) {
+          const std::vector<Tensor> fused = run(true, threads);
+          for (size_t i = 0; i < 3; ++i)
+            EXPECT_TRUE(testing::tensor_equal(fused[i], composed[i]))
+                << "T " << c.T << " causal " << causal << " split " << split << " item " << i
+                << " threads " << threads;
+        }
       }
     }
   }
+}
+
+// The kernel's weights are for looking at: a gradient through them would need the composed
+// ops, and the backward says so instead of leaving a term out.
+TEST(AttentionCore, FusedKernelWeightsCarryNoGradient) {
+  Generator g(23);
+  const Tensor q = requires_grad_(randn({1, 2, 5, 4}, &g));
+  const AttentionOutput a = scaled_dot_product_attention(q, q, q, {.causal = true});
+  EXPECT_TRUE(testing::throws_error([&] { backward(sum(a.weights)); },
+                                    {"scaled_dot_product_attention", "fused",
+                                     "set_fused_enabled(false)", "QKV_FUSED=0"}));
+  {
+    const FusedGuard plain(false);
+    const AttentionOutput b = scaled_dot_product_attention(q, q, q, {.causal = true});
+    backward(sum(b.weights * b.weights));  // the composed ops: a gradient through the weights
+    EXPECT_TRUE(grad(q).defined());
+  }
+  EXPECT_TRUE(fused_enabled());
   EXPECT_TRUE(testing::throws_error(
-      [] {
-        fused_self_attention(zeros({2, 3, 10}), 2, true);
-      },
-      {"fused_attention", "(B, T, 3C)", "(2, 3, 10)"}));
+      [] { raw::fused_attention_forward(zeros({2, 3, 10}), zeros({2, 3, 10}), zeros({2, 3, 10}), true); },
+      {"fused_attention", "(B, H, T, D)", "(2, 3, 10)"}));
   EXPECT_TRUE(testing::throws_error(
-      [] {
-        fused_self_attention(zeros({2, 3, 12}), 3, true);
-      },
-      {"fused_attention", "C = 4", "heads = 3"}));
+      [] { raw::fused_attention_forward(zeros({1, 2, 3, 4}), zeros({1, 2, 3, 4}), zeros({1, 2, 4, 4}), true); },
+      {"fused_attention", "one shape", "(1, 2, 4, 4)"}));
 }
 
 TEST(AttentionMasks, CausalPaddingAndSlidingWindowShapes) {
@@ -195,8 +208,7 @@ TEST(AttentionCore, PaddingMaskHidesPaddedKeys) {
   Generator g(3);
   const Tensor q = randn({2, 1, 4, 3}, &g), k = randn({2, 1, 4, 3}, &g),
                v = randn({2, 1, 4, 2}, &g);
-  AttentionOptions options;
-  options.mask = padding_mask(from_vector(std::vector<int64_t>{4, 2}, {2}), 4);
+  AttentionOptions options{.mask = padding_mask(from_vector(std::vector<int64_t>{4, 2}, {2}), 4)};
   const AttentionOutput a = scaled_dot_product_attention(q, k, v, options);
   // Sequence 1 has 2 real tokens: its result equals attention over those two keys alone.
   const Tensor q1 = raw::select(raw::select(q, 0, 1), 0, 0);
@@ -243,8 +255,7 @@ TEST(AttentionCore, AHideMaskWhereAKeepMaskBelongsChangesTheResultVisibly) {
   const AttentionOutput a = scaled_dot_product_attention(q, k, v, right);
   const AttentionOutput b = scaled_dot_product_attention(q, k, v, wrong);
   // The keep mask is causal attention, and masked_fill with the hide mask is the same thing.
-  AttentionOptions causal;
-  causal.causal = true;
+  AttentionOptions causal{.causal = true};
   EXPECT_TRUE(
       testing::tensor_equal(a.weights, scaled_dot_product_attention(q, k, v, causal).weights));
   const Tensor scores = raw::div(raw::matmul(q, raw::transpose(k, 0, 1)), 2.0f);  // sqrt(4)
@@ -268,8 +279,7 @@ TEST(AttentionCore, BadShapesAreNamedErrors) {
   EXPECT_THROW(scaled_dot_product_attention(q, randn({4, 2}), randn({4, 3})), Error);
   EXPECT_THROW(scaled_dot_product_attention(q, randn({4, 3}), randn({5, 3})), Error);
   EXPECT_THROW(scaled_dot_product_attention(randn({3}), q, q), Error);
-  AttentionOptions bad_mask;
-  bad_mask.mask = ones({3, 3}, Dtype::boolean);
+  AttentionOptions bad_mask{.mask = ones({3, 3}, Dtype::boolean)};
   EXPECT_THROW(scaled_dot_product_attention(q, q, q, bad_mask), Error);
   EXPECT_THROW(MultiHeadAttention(10, 3), Error);
   try {
@@ -308,7 +318,7 @@ TEST(AttentionGradcheck, MultiHeadAttentionWrapper) {
 
 TEST(AttentionGradcheck, MultiHeadAttentionCausal) {
   Generator g(8);
-  MultiHeadAttention m(8, 2, true, 0.0, true, &g);
+  MultiHeadAttention m(8, 2, {.causal = true}, &g);
   Tensor x = randn({2, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
       m, [&] { return m(x); }, x));
@@ -395,7 +405,7 @@ TEST(AttentionEquivalence, FusedMultiHeadEqualsTheWrapperWithCopiedWeights) {
   const int64_t C = 8, H = 4, D = C / H, B = 2, T = 5;
   manual_seed(1);
   MultiHeadAttentionWrapper wrapper(C, D, D, H);
-  MultiHeadAttention fused(C, H, false, 0.0, /*bias=*/false);
+  MultiHeadAttention fused(C, H, {.bias = false});
   // Head h's W_query (C, D) is rows h*D..(h+1)*D of q.weight (out, in) = columns of W^T.
   std::vector<Tensor> wq, wk, wv;
   for (int64_t h = 0; h < H; ++h) {
@@ -433,7 +443,7 @@ TEST(AttentionCausal, ChangingTheFutureChangesNothingBeforeIt) {
   Tensor x_changed = raw::clone(x);
   raw::copy_(raw::narrow(x_changed, 1, t + 1, T - t - 1), randn({2, T - t - 1, 8}, &g));
   manual_seed(5);
-  MultiHeadAttention mha(8, 2, /*causal=*/true);
+  MultiHeadAttention mha(8, 2, {.causal = true});
   manual_seed(5);
   CausalAttention causal(8, 4, 4);
   manual_seed(5);
@@ -482,7 +492,7 @@ TEST(AttentionModules, ParameterNamesAndDrawOrder) {
 
 TEST(AttentionModules, DropoutOnlyInTraining) {
   Generator g(14);
-  MultiHeadAttention m(8, 2, true, 0.5, true, &g);
+  MultiHeadAttention m(8, 2, {.causal = true, .dropout = 0.5}, &g);
   const Tensor x = randn({1, 6, 8}, &g);
   m.eval();
   const Tensor a = m(x), b = m(x);

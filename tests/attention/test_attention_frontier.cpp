@@ -47,8 +47,7 @@ TEST(AttentionMLA, CachedDecodingEqualsRecomputationAndTheCacheIsSmallerByTheSta
                                      raw::narrow(full, 1, t, 1), 1e-5))
         << "token " << t;
   // The same 9 tokens in an MHA cache of the same width: 2 * B * H * T * D floats.
-  MultiHeadOptions o;
-  o.causal = true;
+  MultiHeadOptions o{.causal = true};
   MultiHeadAttention mha(C, H, o, &g);
   KVCache kv;
   mha.forward(x, Tensor(), &kv);
@@ -90,9 +89,7 @@ TEST(AttentionQKNorm, ScoresIgnoreTheScaleOfQAndK) {
   // With QK-norm, multiplying W_q (and its bias) by 10 changes nothing: each head's q is
   // normalised to unit RMS before the dot product.
   Generator g(111);
-  MultiHeadOptions o;
-  o.causal = true;
-  o.qk_norm = true;
+  MultiHeadOptions o{.causal = true, .frontier = {.qk_norm = true}};
   MultiHeadAttention m(8, 2, o, &g);
   const Tensor x = randn({1, 5, 8}, &g);
   NoGradGuard no_grad;
@@ -105,10 +102,7 @@ TEST(AttentionQKNorm, ScoresIgnoreTheScaleOfQAndK) {
 
 TEST(AttentionQKNorm, GradcheckAndNoFutureLeak) {
   Generator g(112);
-  MultiHeadOptions o;
-  o.causal = true;
-  o.qk_norm = true;
-  o.rope = true;
+  MultiHeadOptions o{.causal = true, .rope = true, .frontier = {.qk_norm = true}};
   MultiHeadAttention m(8, 2, o, &g);
   Tensor x = randn({1, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
@@ -121,9 +115,7 @@ TEST(AttentionQKNorm, GradcheckAndNoFutureLeak) {
 TEST(AttentionSoftcap, WeightsAreSoftmaxOfCappedScoresAndLargeScoresSaturate) {
   Generator g(120);
   const Tensor q = raw::mul(randn({4, 3}, &g), 20.0f), k = randn({4, 3}, &g), v = randn({4, 3}, &g);
-  AttentionOptions o;
-  o.causal = true;
-  o.softcap = 5.0;
+  AttentionOptions o{.causal = true, .softcap = 5.0};
   const Tensor w = scaled_dot_product_attention(q, k, v, o).weights;
   const Tensor scores = raw::div(raw::matmul(q, raw::transpose(k, 0, 1)), std::sqrt(3.0f));
   std::vector<double> expected;
@@ -146,16 +138,12 @@ TEST(AttentionSoftcap, WeightsAreSoftmaxOfCappedScoresAndLargeScoresSaturate) {
 
 TEST(AttentionSoftcap, GradcheckCoreAndModuleAndNoFutureLeak) {
   Generator g(121);
-  AttentionOptions o;
-  o.causal = true;
-  o.softcap = 2.0;
+  AttentionOptions o{.causal = true, .softcap = 2.0};
   const GradcheckResult r = gradcheck(
       [&](const Inputs& in) { return scaled_dot_product_attention(in[0], in[1], in[2], o).output; },
       {randn({4, 3}, &g), randn({4, 3}, &g), randn({4, 3}, &g)});
   EXPECT_TRUE(r.ok) << r.summary;
-  MultiHeadOptions mo;
-  mo.causal = true;
-  mo.softcap = 3.0;
+  MultiHeadOptions mo{.causal = true, .frontier = {.softcap = 3.0}};
   MultiHeadAttention m(8, 2, mo, &g);
   Tensor x = randn({1, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
@@ -168,9 +156,7 @@ TEST(AttentionSoftcap, GradcheckCoreAndModuleAndNoFutureLeak) {
 TEST(AttentionSinks, ASinkJoinsTheDenominatorAndAVeryNegativeSinkIsNoSink) {
   Generator g(130);
   const Tensor q = randn({2, 3, 4}, &g), k = randn({2, 3, 4}, &g), v = randn({2, 3, 4}, &g);
-  AttentionOptions o;
-  o.causal = true;
-  o.sinks = from_vector(std::vector<float>{0.5f, -1.0f}, {2});
+  AttentionOptions o{.causal = true, .sinks = from_vector(std::vector<float>{0.5f, -1.0f}, {2})};
   const Tensor w = scaled_dot_product_attention(q, k, v, o).weights;
   const Tensor scores = raw::div(raw::matmul(q, raw::transpose(k, 1, 2)), 2.0f);
   for (int64_t h = 0; h < 2; ++h)
@@ -184,8 +170,7 @@ TEST(AttentionSinks, ASinkJoinsTheDenominatorAndAVeryNegativeSinkIsNoSink) {
       }
       EXPECT_LT(row, 1.0);  // the sink took the rest
     }
-  AttentionOptions none;
-  none.causal = true;
+  AttentionOptions none{.causal = true};
   o.sinks = from_vector(std::vector<float>{-1e4f, -1e4f}, {2});
   EXPECT_TRUE(testing::tensor_near(scaled_dot_product_attention(q, k, v, o).output,
                                    scaled_dot_product_attention(q, k, v, none).output, 1e-6));
@@ -195,16 +180,12 @@ TEST(AttentionSinks, GradcheckIncludingTheSinksAndTheModuleParameter) {
   Generator g(131);
   const GradcheckResult r = gradcheck(
       [&](const Inputs& in) {
-        AttentionOptions o;
-        o.causal = true;
-        o.sinks = in[3];
+        AttentionOptions o{.causal = true, .sinks = in[3]};
         return scaled_dot_product_attention(in[0], in[1], in[2], o).output;
       },
       {randn({2, 4, 3}, &g), randn({2, 4, 3}, &g), randn({2, 4, 3}, &g), randn({2}, &g)});
   EXPECT_TRUE(r.ok) << r.summary;
-  MultiHeadOptions mo;
-  mo.causal = true;
-  mo.sinks = true;
+  MultiHeadOptions mo{.causal = true, .frontier = {.sinks = true}};
   MultiHeadAttention m(8, 2, mo, &g);
   EXPECT_EQ(m.sinks.shape(), Shape({2}));
   Tensor x = randn({1, 4, 8}, &g);
@@ -217,9 +198,7 @@ TEST(AttentionSinks, StreamingRollingCacheEqualsFirstTokensPlusWindowMask) {
   // StreamingLLM: keep the first 2 tokens and the last 3. Decoding one token at a time with the
   // rolling cache equals full attention under the mask "j < 2 or i - 3 < j <= i".
   Generator g(132);
-  MultiHeadOptions o;
-  o.causal = true;
-  o.rope = true;
+  MultiHeadOptions o{.causal = true, .rope = true};
   MultiHeadAttention m(8, 2, o, &g);
   const int64_t T = 10;
   const Tensor x = randn({1, T, 8}, &g);
@@ -245,11 +224,8 @@ TEST(AttentionSinks, StreamingRollingCacheEqualsFirstTokensPlusWindowMask) {
 
 TEST(AttentionGated, AnOpenGateIsPlainAttentionAndGradchecks) {
   Generator g1(140), g2(140);
-  MultiHeadOptions o;
-  o.causal = true;
-  MultiHeadAttention plain(8, 2, o, &g1);
-  o.gate = true;
-  MultiHeadAttention gated(8, 2, o, &g2);  // q, k, v, o drawn first: the same weights
+  MultiHeadAttention plain(8, 2, {.causal = true}, &g1);
+  MultiHeadAttention gated(8, 2, {.causal = true, .frontier = {.gate = true}}, &g2);  // q, k, v, o drawn first: the same weights
   const Tensor x = randn({2, 5, 8});
   {
     NoGradGuard no_grad;
@@ -258,7 +234,7 @@ TEST(AttentionGated, AnOpenGateIsPlainAttentionAndGradchecks) {
     EXPECT_TRUE(testing::tensor_equal(gated(x), plain(x)));
   }
   Generator g(141);
-  MultiHeadAttention m(8, 2, o, &g);
+  MultiHeadAttention m(8, 2, {.causal = true, .frontier = {.gate = true}}, &g);
   Tensor xin = randn({1, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
       m, [&] { return m(xin); }, xin));
@@ -280,8 +256,7 @@ TEST(AttentionDifferential, MapsAreTheDifferenceOfTwoSoftmaxesAndRowsSumToOneMin
   auto softmax_map = [&](int64_t lo) {
     const Tensor qh = raw::narrow(raw::select(q, 0, 0), 1, lo, 4);
     const Tensor kh = raw::narrow(raw::select(k, 0, 0), 1, lo, 4);
-    AttentionOptions o;
-    o.causal = true;
+    AttentionOptions o{.causal = true};
     return scaled_dot_product_attention(qh, kh, kh, o).weights;
   };
   const Tensor expected = raw::sub(softmax_map(8), raw::mul(softmax_map(12), lambda));
@@ -319,7 +294,7 @@ TEST(AttentionDocumentMask, BlockDiagonalCausalAndPrefixLMPatterns) {
 
 TEST(AttentionDocumentMask, PackedDocumentsEqualEachDocumentAloneAndGradcheck) {
   Generator g(160);
-  MultiHeadAttention m(8, 2, /*causal=*/false, 0.0, true, &g);
+  MultiHeadAttention m(8, 2, {}, &g);
   const Tensor x = randn({1, 7, 8}, &g);
   const std::vector<int64_t> ids = {0, 0, 0, 1, 1, 2, 2};
   const Tensor packed = m.forward(x, document_mask(from_vector(ids, {7})));
@@ -333,8 +308,7 @@ TEST(AttentionDocumentMask, PackedDocumentsEqualEachDocumentAloneAndGradcheck) {
   const Tensor mask = document_mask(from_vector(std::vector<int64_t>{0, 0, 1, 1}, {4}));
   const GradcheckResult r = gradcheck(
       [&](const Inputs& in) {
-        AttentionOptions o;
-        o.mask = mask;
+        AttentionOptions o{.mask = mask};
         return scaled_dot_product_attention(in[0], in[1], in[2], o).output;
       },
       {randn({4, 3}, &g), randn({4, 3}, &g), randn({4, 3}, &g)});
@@ -350,7 +324,7 @@ TEST(AttentionPrefixLM, NoLeakAfterThePrefixAndBothWaysWithinIt) {
   // Prefix of 3 in 7 tokens: a token after the prefix changes nothing before it; a token inside
   // the prefix is seen by the whole prefix (both ways).
   Generator g(161);
-  MultiHeadAttention m(8, 2, /*causal=*/false, 0.0, true, &g);
+  MultiHeadAttention m(8, 2, {}, &g);
   const Tensor mask = prefix_lm_mask(7, 3);
   const auto f = [&](const Tensor& in) { return m.forward(in, mask); };
   const Tensor x = randn({1, 7, 8}, &g);

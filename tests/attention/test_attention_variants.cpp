@@ -58,11 +58,9 @@ std::vector<Tensor> run_with_grads(const Tensor& q, const Tensor& k, const Tenso
 void expect_gqa_equals_mha_with_copied_heads(int64_t num_kv_heads) {
   const int64_t C = 12, H = 4, D = C / H, G = H / num_kv_heads;
   Generator g(21);
-  MultiHeadOptions gqa_options;
-  gqa_options.num_kv_heads = num_kv_heads;
-  gqa_options.causal = true;
+  MultiHeadOptions gqa_options{.num_kv_heads = num_kv_heads, .causal = true};
   MultiHeadAttention gqa(C, H, gqa_options, &g);
-  MultiHeadAttention mha(C, H, true, 0.0, true, &g);
+  MultiHeadAttention mha(C, H, {.causal = true}, &g);
   EXPECT_EQ(gqa.k->weight.shape(), Shape({num_kv_heads * D, C}));
   {
     NoGradGuard no_grad;
@@ -107,9 +105,8 @@ TEST(AttentionMQA, MultiQueryEqualsMHAWithOneKeyHeadCopiedToAll) {
 
 TEST(AttentionGQA, KvHeadsEqualToHeadsIsPlainMHABitForBit) {
   Generator g1(3), g2(3);
-  MultiHeadOptions o;
-  o.num_kv_heads = 4;
-  MultiHeadAttention a(8, 4, o, &g1), b(8, 4, false, 0.0, true, &g2);
+  MultiHeadOptions o{.num_kv_heads = 4};
+  MultiHeadAttention a(8, 4, o, &g1), b(8, 4, {}, &g2);
   const Tensor x = randn({2, 3, 8});
   EXPECT_TRUE(testing::tensor_equal(a(x), b(x)));
 }
@@ -118,8 +115,7 @@ TEST(AttentionGQA, CoreBroadcastsKeyHeadsLikeAnExplicitRepeat) {
   Generator g(4);
   const Tensor q = randn({2, 6, 5, 4}, &g), k = randn({2, 3, 7, 4}, &g),
                v = randn({2, 3, 7, 3}, &g);
-  AttentionOptions o;
-  o.causal = true;
+  AttentionOptions o{.causal = true};
   const AttentionOutput grouped = scaled_dot_product_attention(q, k, v, o);
   const AttentionOutput repeated =
       scaled_dot_product_attention(q, repeat_heads(k, 2), repeat_heads(v, 2), o);
@@ -130,9 +126,7 @@ TEST(AttentionGQA, CoreBroadcastsKeyHeadsLikeAnExplicitRepeat) {
 TEST(AttentionGQA, GradcheckGroupedAndMultiQueryModules) {
   for (int64_t kv : {2, 1}) {
     Generator g(30 + static_cast<uint64_t>(kv));
-    MultiHeadOptions o;
-    o.num_kv_heads = kv;
-    o.causal = true;
+    MultiHeadOptions o{.num_kv_heads = kv, .causal = true};
     MultiHeadAttention m(8, 4, o, &g);
     Tensor x = randn({2, 3, 8}, &g);
     EXPECT_TRUE(gradcheck_module(
@@ -143,9 +137,7 @@ TEST(AttentionGQA, GradcheckGroupedAndMultiQueryModules) {
 
 TEST(AttentionGQA, TheKVCacheShrinksByHeadsOverKvHeads) {
   for (int64_t kv : {4, 2, 1}) {
-    MultiHeadOptions o;
-    o.num_kv_heads = kv;
-    o.causal = true;
+    MultiHeadOptions o{.num_kv_heads = kv, .causal = true};
     MultiHeadAttention m(16, 4, o);
     NoGradGuard no_grad;
     KVCache cache;
@@ -156,8 +148,7 @@ TEST(AttentionGQA, TheKVCacheShrinksByHeadsOverKvHeads) {
 }
 
 TEST(AttentionGQA, BadHeadCountsAreNamedErrors) {
-  MultiHeadOptions o;
-  o.num_kv_heads = 3;
+  MultiHeadOptions o{.num_kv_heads = 3};
   EXPECT_TRUE(testing::throws_error([&] { MultiHeadAttention(8, 4, o); },
                                     {"MultiHeadAttention", "num_kv_heads (3)", "num_heads (4)"}));
   EXPECT_TRUE(testing::throws_error(
@@ -171,7 +162,7 @@ TEST(AttentionGQA, BadHeadCountsAreNamedErrors) {
 
 TEST(AttentionPadding, PaddedBatchEqualsEachSequenceAloneWithCausal) {
   Generator g(40);
-  MultiHeadAttention m(8, 2, /*causal=*/true, 0.0, true, &g);
+  MultiHeadAttention m(8, 2, {.causal = true}, &g);
   const int64_t T = 6;
   const Tensor x = randn({3, T, 8}, &g);
   const std::vector<int64_t> lengths = {6, 4, 1};
@@ -186,7 +177,7 @@ TEST(AttentionPadding, PaddedBatchEqualsEachSequenceAloneWithCausal) {
 
 TEST(AttentionPadding, GradcheckPaddingWithCausal) {
   Generator g(41);
-  MultiHeadAttention m(8, 2, true, 0.0, true, &g);
+  MultiHeadAttention m(8, 2, {.causal = true}, &g);
   Tensor x = randn({2, 4, 8}, &g);
   const Tensor mask = padding_mask(from_vector(std::vector<int64_t>{4, 2}, {2}), 4);
   EXPECT_TRUE(gradcheck_module(
@@ -197,8 +188,7 @@ TEST(AttentionSlidingWindow, WindowAtLeastTIsFullCausal) {
   Generator g(42);
   const Tensor q = randn({2, 2, 7, 4}, &g), k = randn({2, 2, 7, 4}, &g),
                v = randn({2, 2, 7, 4}, &g);
-  AttentionOptions causal;
-  causal.causal = true;
+  AttentionOptions causal{.causal = true};
   const Tensor full = scaled_dot_product_attention(q, k, v, causal).output;
   for (int64_t w : {7, 8, 100}) {
     AttentionOptions windowed = causal;
@@ -212,12 +202,9 @@ TEST(AttentionSlidingWindow, WindowAtLeastTIsFullCausal) {
 TEST(AttentionSlidingWindow, EqualsTheBandMaskAndSeesOnlyTheLastWKeys) {
   Generator g(43);
   const Tensor q = randn({5, 3}, &g), k = randn({5, 3}, &g), v = randn({5, 3}, &g);
-  AttentionOptions windowed;
-  windowed.causal = true;
-  windowed.window = 2;
+  AttentionOptions windowed{.causal = true, .window = 2};
   const AttentionOutput a = scaled_dot_product_attention(q, k, v, windowed);
-  AttentionOptions masked;
-  masked.mask = sliding_window_mask(5, 2);
+  AttentionOptions masked{.mask = sliding_window_mask(5, 2)};
   EXPECT_TRUE(
       testing::tensor_near(a.output, scaled_dot_product_attention(q, k, v, masked).output, 1e-6));
   for (int64_t i = 0; i < 5; ++i)
@@ -227,9 +214,7 @@ TEST(AttentionSlidingWindow, EqualsTheBandMaskAndSeesOnlyTheLastWKeys) {
 
 TEST(AttentionSlidingWindow, GradcheckAndNoFutureLeak) {
   Generator g(44);
-  MultiHeadOptions o;
-  o.causal = true;
-  o.window = 2;
+  MultiHeadOptions o{.causal = true, .window = 2};
   MultiHeadAttention m(8, 2, o, &g);
   Tensor x = randn({1, 5, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
@@ -243,8 +228,7 @@ TEST(AttentionSlidingWindow, GradcheckAndNoFutureLeak) {
 }
 
 TEST(AttentionSlidingWindow, WindowWithoutCausalIsANamedError) {
-  AttentionOptions o;
-  o.window = 3;
+  AttentionOptions o{.window = 3};
   EXPECT_TRUE(testing::throws_error(
       [&] {
         scaled_dot_product_attention(randn({2, 2}), randn({2, 2}), randn({2, 2}), o);
@@ -273,24 +257,17 @@ void expect_cached_equals_full(const MultiHeadOptions& options) {
 }
 
 TEST(AttentionKVCache, CachedDecodingEqualsRecomputationCausal) {
-  MultiHeadOptions o;
-  o.causal = true;
+  MultiHeadOptions o{.causal = true};
   expect_cached_equals_full(o);
 }
 
 TEST(AttentionKVCache, CachedDecodingEqualsRecomputationWithGQAAndRoPE) {
-  MultiHeadOptions o;
-  o.causal = true;
-  o.num_kv_heads = 2;
-  o.rope = true;
+  MultiHeadOptions o{.num_kv_heads = 2, .causal = true, .rope = true};
   expect_cached_equals_full(o);
 }
 
 TEST(AttentionKVCache, CachedDecodingEqualsRecomputationWithALiBiAndWindow) {
-  MultiHeadOptions o;
-  o.causal = true;
-  o.alibi = true;
-  o.window = 4;
+  MultiHeadOptions o{.causal = true, .window = 4, .alibi = true};
   expect_cached_equals_full(o);
   o.flash = true;
   expect_cached_equals_full(o);
@@ -300,10 +277,7 @@ TEST(AttentionKVCache, GradcheckThroughTheCachedStep) {
   // With grad mode on, a cached step is differentiable: the new token's output through its own
   // projections and the cached keys and values (which carry their history from the prefill).
   Generator g(51);
-  MultiHeadOptions o;
-  o.causal = true;
-  o.num_kv_heads = 1;
-  o.rope = true;
+  MultiHeadOptions o{.num_kv_heads = 1, .causal = true, .rope = true};
   MultiHeadAttention m(8, 2, o, &g);
   Tensor x = randn({1, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
@@ -318,12 +292,7 @@ TEST(AttentionKVCache, GradcheckThroughTheCachedStep) {
 
 TEST(AttentionKVCache, GPTLogitsAndGeneratedTokensEqualWithAndWithoutCache) {
   manual_seed(7);
-  GPTConfig c;
-  c.vocab_size = 11;
-  c.n_embd = 16;
-  c.n_head = 2;
-  c.n_layer = 2;
-  c.block = 8;
+  GPTConfig c{.vocab_size = 11, .n_embd = 16, .n_head = 2, .n_layer = 2, .block = 8};
   GPT m(c);
   NoGradGuard no_grad;
   const Tensor ids = from_vector(std::vector<int64_t>{1, 4, 2, 9, 0, 3, 3, 7}, {1, 8});
@@ -349,13 +318,7 @@ TEST(AttentionKVCache, GPTLogitsAndGeneratedTokensEqualWithAndWithoutCache) {
 
 TEST(AttentionRoPE, GPTWithRoPEHasNoPositionTableRunsPastBlockAndCachesExactly) {
   manual_seed(8);
-  GPTConfig c;
-  c.vocab_size = 7;
-  c.n_embd = 8;
-  c.n_head = 2;
-  c.n_layer = 1;
-  c.block = 4;
-  c.rope = true;
+  GPTConfig c{.vocab_size = 7, .n_embd = 8, .n_head = 2, .n_layer = 1, .block = 4, .rope = true};
   GPT m(c);
   for (const auto& [name, p] : m.named_parameters()) EXPECT_EQ(name.find("pos"), std::string::npos);
   NoGradGuard no_grad;
@@ -397,16 +360,14 @@ TEST(AttentionFlash, EqualsStandardPathAcrossManyTiles) {
   Generator g(61);
   const Tensor q = randn({1, 2, 200, 16}, &g), k = randn({1, 2, 200, 16}, &g),
                v = randn({1, 2, 200, 16}, &g);
-  AttentionOptions o;
-  o.causal = true;
+  AttentionOptions o{.causal = true};
   EXPECT_TRUE(flash_equals_standard(q, k, v, o));
 }
 
 TEST(AttentionFlash, EqualsStandardPathWithFewerOrMoreQueriesThanKeys) {
   Generator g(62);
   const Tensor k = randn({2, 130, 8}, &g), v = randn({2, 130, 8}, &g);
-  AttentionOptions o;
-  o.causal = true;
+  AttentionOptions o{.causal = true};
   // Queries after 100 cached keys (as in decoding), and more queries than keys (empty rows).
   EXPECT_TRUE(flash_equals_standard(randn({2, 30, 8}, &g), k, v, o));
   EXPECT_TRUE(flash_equals_standard(randn({2, 150, 8}, &g), k, v, o));
@@ -418,8 +379,7 @@ TEST(AttentionFlash, EqualsStandardPathWithWindowALiBiRoPEAndGQA) {
   Generator g(63);
   const Tensor q = randn({2, 4, 90, 8}, &g), k = randn({2, 2, 90, 8}, &g),
                v = randn({2, 2, 90, 8}, &g);
-  AttentionOptions o;
-  o.causal = true;
+  AttentionOptions o{.causal = true};
   EXPECT_TRUE(flash_equals_standard(q, k, v, o));  // grouped
   o.window = 20;
   EXPECT_TRUE(flash_equals_standard(q, k, v, o));
@@ -434,10 +394,7 @@ TEST(AttentionFlash, EqualsStandardPathWithWindowALiBiRoPEAndGQA) {
 
 TEST(AttentionFlash, Gradcheck) {
   Generator g(64);
-  AttentionOptions o;
-  o.causal = true;
-  o.flash = true;
-  o.alibi_slopes = alibi_slopes(2);
+  AttentionOptions o{.causal = true, .alibi_slopes = alibi_slopes(2), .flash = true};
   const GradcheckResult r = gradcheck(
       [&](const Inputs& in) { return scaled_dot_product_attention(in[0], in[1], in[2], o).output; },
       {randn({1, 2, 5, 4}, &g), randn({1, 2, 5, 4}, &g), randn({1, 2, 5, 3}, &g)});
@@ -448,9 +405,7 @@ TEST(AttentionFlash, SameBitsOnOneTwoAndThreeThreads) {
   Generator g(65);
   const Tensor q = randn({2, 2, 150, 16}, &g), k = randn({2, 1, 150, 16}, &g),
                v = randn({2, 1, 150, 16}, &g), up = randn({2, 2, 150, 16}, &g);
-  AttentionOptions o;
-  o.causal = true;
-  o.flash = true;
+  AttentionOptions o{.causal = true, .flash = true};
   const int saved = num_threads();
   std::vector<std::vector<Tensor>> results;
   for (int t : {1, 2, 3}) {
@@ -463,15 +418,17 @@ TEST(AttentionFlash, SameBitsOnOneTwoAndThreeThreads) {
 }
 
 TEST(AttentionFlash, NeverHoldsATqByTkMatrix) {
-  // Forward and backward at T = 1024: the standard path holds several (T, T) matrices of 4 MiB;
-  // flash holds O(T * D) tensors only, so its peak stays below one of them.
+  // Forward and backward at T = 1024: the standard path's composed ops hold several (T, T)
+  // matrices of 4 MiB (scores, weights, their gradients); the fused kernel keeps the weights
+  // alone (its dS is per-thread scratch); flash holds O(T * D) tensors only, so its peak stays
+  // below one of them.
   Generator g(66);
   const int64_t T = 1024, D = 16;
   const Tensor q = randn({1, 1, T, D}, &g), k = randn({1, 1, T, D}, &g),
                v = randn({1, 1, T, D}, &g), up = randn({1, 1, T, D}, &g);
-  AttentionOptions o;
-  o.causal = true;
-  auto peak_of = [&](bool flash) {
+  AttentionOptions o{.causal = true};
+  auto peak_of = [&](bool flash, bool fused = false) {
+    const FusedGuard path(fused);
     o.flash = flash;
     const size_t before = memory_stats().allocated;
     reset_peak_memory();
@@ -481,12 +438,13 @@ TEST(AttentionFlash, NeverHoldsATqByTkMatrix) {
   const size_t one_matrix = static_cast<size_t>(T * T) * sizeof(float);
   EXPECT_LT(peak_of(true), one_matrix / 4);
   EXPECT_GT(peak_of(false), 2 * one_matrix);
+  const size_t fused = peak_of(false, true);
+  EXPECT_GT(fused, one_matrix);
+  EXPECT_LT(fused, 2 * one_matrix);
 }
 
 TEST(AttentionFlash, MaskOrDropoutIsANamedError) {
-  AttentionOptions o;
-  o.flash = true;
-  o.mask = causal_mask(3);
+  AttentionOptions o{.mask = causal_mask(3), .flash = true};
   EXPECT_TRUE(testing::throws_error(
       [&] {
         scaled_dot_product_attention(randn({3, 2}), randn({3, 2}), randn({3, 2}), o);
@@ -504,10 +462,7 @@ TEST(AttentionFlash, MaskOrDropoutIsANamedError) {
 
 TEST(AttentionFlash, MultiHeadAttentionModuleGradcheck) {
   Generator g(67);
-  MultiHeadOptions o;
-  o.causal = true;
-  o.flash = true;
-  o.num_kv_heads = 1;
+  MultiHeadOptions o{.num_kv_heads = 1, .causal = true, .flash = true};
   MultiHeadAttention m(8, 2, o, &g);
   Tensor x = randn({2, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
@@ -520,8 +475,7 @@ TEST(AttentionFlash, MultiHeadAttentionModuleGradcheck) {
 TEST(AttentionDropout, KeptWeightsScaledByOneOverOneMinusPAndOutputUsesThem) {
   Generator g(70);
   const Tensor q = randn({2, 6, 4}, &g), k = randn({2, 6, 4}, &g), v = randn({2, 6, 4}, &g);
-  AttentionOptions plain;
-  plain.causal = true;
+  AttentionOptions plain{.causal = true};
   const AttentionOutput a = scaled_dot_product_attention(q, k, v, plain);
   AttentionOptions dropped = plain;
   dropped.dropout_p = 0.25;
@@ -543,10 +497,7 @@ TEST(AttentionDropout, GradcheckWithAFixedDropPattern) {
   const GradcheckResult r = gradcheck(
       [&](const Inputs& in) {
         Generator gd(3);  // the same pattern on every call
-        AttentionOptions o;
-        o.causal = true;
-        o.dropout_p = 0.3;
-        o.generator = &gd;
+        AttentionOptions o{.causal = true, .dropout_p = 0.3, .generator = &gd};
         return scaled_dot_product_attention(in[0], in[1], in[2], o).output;
       },
       {randn({4, 3}, &g), randn({4, 3}, &g), randn({4, 3}, &g)});
@@ -590,9 +541,7 @@ TEST(AttentionRoPE, ScoresDependOnlyOnRelativePosition) {
 TEST(AttentionRoPE, CoreOptionEqualsRotatingQAndKByHand) {
   Generator g(82);
   const Tensor q = randn({2, 3, 8}, &g), k = randn({2, 7, 8}, &g), v = randn({2, 7, 8}, &g);
-  AttentionOptions o;
-  o.causal = true;
-  o.rope = true;
+  AttentionOptions o{.causal = true, .rope = true};
   const Tensor a = scaled_dot_product_attention(q, k, v, o).output;
   o.rope = false;
   const Tensor b = scaled_dot_product_attention(rope(q, 4), rope(k, 0), v, o).output;
@@ -604,9 +553,7 @@ TEST(AttentionRoPE, GradcheckFunctionAndModule) {
   const GradcheckResult r =
       gradcheck([](const Inputs& in) { return rope(in[0], 2); }, {randn({2, 3, 4}, &g)});
   EXPECT_TRUE(r.ok) << r.summary;
-  MultiHeadOptions o;
-  o.causal = true;
-  o.rope = true;
+  MultiHeadOptions o{.causal = true, .rope = true};
   MultiHeadAttention m(8, 2, o, &g);
   Tensor x = randn({1, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
@@ -629,9 +576,7 @@ TEST(AttentionALiBi, CoreAddsMinusSlopeTimesDistance) {
   Generator g(90);
   const Tensor q = randn({1, 2, 4, 4}, &g), k = randn({1, 2, 6, 4}, &g),
                v = randn({1, 2, 6, 4}, &g);
-  AttentionOptions o;
-  o.causal = true;
-  o.alibi_slopes = {0.5f, 0.125f};
+  AttentionOptions o{.causal = true, .alibi_slopes = {0.5f, 0.125f}};
   const Tensor a = scaled_dot_product_attention(q, k, v, o).weights;
   // By hand: scores / 2 - slope * (i + 2 - j), causal, softmax.
   const Tensor scores = raw::div(raw::matmul(q, raw::transpose(k, -2, -1)), scalar_tensor(2.0f));
@@ -654,9 +599,7 @@ TEST(AttentionALiBi, CoreAddsMinusSlopeTimesDistance) {
 
 TEST(AttentionALiBi, GradcheckModuleAndEqualsFlash) {
   Generator g(91);
-  MultiHeadOptions o;
-  o.causal = true;
-  o.alibi = true;
+  MultiHeadOptions o{.causal = true, .alibi = true};
   MultiHeadAttention m(8, 2, o, &g);
   Tensor x = randn({1, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
@@ -666,8 +609,7 @@ TEST(AttentionALiBi, GradcheckModuleAndEqualsFlash) {
   EXPECT_TRUE(testing::tensor_near(m(x), standard, 1e-5));
   EXPECT_TRUE(testing::throws_error(
       [] {
-        AttentionOptions a;
-        a.alibi_slopes = {1.0f, 2.0f, 3.0f};
+        AttentionOptions a{.alibi_slopes = {1.0f, 2.0f, 3.0f}};
         scaled_dot_product_attention(randn({1, 2, 3, 2}), randn({1, 2, 3, 2}), randn({1, 2, 3, 2}),
                                      a);
       },

@@ -209,12 +209,21 @@ const std::vector<Case> kCases = {
     {"matmul_transposed_view",
      {{3, 4}, {5, 4}},
      [](auto& x) { return matmul(x[0], transpose(x[1], 0, 1)); }},
-    {"fused_self_attention_causal",
-     {{2, 5, 12}},
-     [](auto& x) { return fused_self_attention(x[0], 2, true); }},
-    {"fused_self_attention_full",
-     {{1, 4, 6}},
-     [](auto& x) { return fused_self_attention(x[0], 1, false); }},
+    {"fused_attention_causal",
+     {{2, 2, 5, 6}, {2, 2, 5, 6}, {2, 2, 5, 6}},
+     [](auto& x) { return fused_attention(x[0], x[1], x[2], true).output; }},
+    {"fused_attention_full",
+     {{1, 1, 4, 3}, {1, 1, 4, 3}, {1, 1, 4, 3}},
+     [](auto& x) { return fused_attention(x[0], x[1], x[2], false).output; }},
+    {"fused_attention_strided_heads",
+     {{2, 4, 9}},
+     [](auto& x) {
+       // q, k, v as the heads of one (B, T, 3C) tensor, the way the tiny GPT's Linears make them
+       auto heads = [&](int64_t part) {
+         return transpose(view(narrow(x[0], -1, part * 3, 3), {2, 4, 1, 3}), 1, 2);
+       };
+       return fused_attention(heads(0), heads(1), heads(2), true).output;
+     }},
     {"causal_attention",
      {{5, 4}, {4, 2}, {4, 2}, {4, 3}},
      [](auto& x) {
