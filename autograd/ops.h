@@ -131,16 +131,6 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // linear: x W^T + b as one node, what nn::Linear runs (torch.nn.functional.linear). x (..., in),
 // weight (out, in), bias (out,) or undefined. The same numbers as matmul(x, transpose(W)) + b;
 // the backward makes the incoming gradient contiguous once and takes dx, dW and db from it.
-// With a residual (the output's shape): residual + linear(x, W, b), a transformer block's
-// skip connection, added by the GEMM as it stores each tile instead of in a pass of its own;
-// bit for bit the add, and the residual's gradient is the output's.
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
-              const Tensor& residual = Tensor());
-// gelu_linear: linear(gelu(x), weight, bias) (+ residual) as one node (ops_matmul.cpp), a
-// transformer MLP's second half: the same numbers as the ops, bit for bit; its backward
-// multiplies by GELU's slope inside the GEMM instead of in a pass of its own.
-Tensor gelu_linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
-                   GeluApproximation approximate = GeluApproximation::none,
-                   const Tensor& residual = Tensor());
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
 }  // namespace qkv

@@ -91,34 +91,17 @@ void check_linear(const char* op, const Tensor& x, const Tensor& weight, const T
         bias.defined() ? shape_str(bias.shape()) : "");
 }
 
-// The residual's checks: the output's shape (..., out), float32; or undefined.
-void check_residual(const char* op, const Tensor& residual, const Shape& out_shape) {
-  check(
-      !residual.defined() || (residual.dtype() == Dtype::float32 && residual.shape() == out_shape),
-      op, "a float32 residual of the output's shape ", shape_str(out_shape), ", got ",
-      residual.defined() ? shape_str(residual.shape()) : "");
-}
-
-// X W^T (+ b) (+ R) for X (rows, in) and R of the output's shape: the forward of linear and of
-// gelu_linear, the bias and the residual added by the GEMM as it stores each tile; the result
+// X W^T (+ b) for X (rows, in): the bias added by the GEMM as it stores each tile; the result
 // has the output's shape.
 Tensor linear_rows(const Tensor& x_rows, const Tensor& weight, const Tensor& bias,
-                   const Tensor& residual, const Shape& out_shape) {
+                   const Shape& out_shape) {
   const Tensor wt = raw::transpose(weight, 0, 1);
-  const int64_t rows = x_rows.size(0), out_features = weight.size(0);
-  const Tensor y =
-      bias.defined() || residual.defined()
-          ? raw::matmul_epilogue(
-                x_rows, wt, bias, Tensor(),
-                residual.defined() ? raw::reshape(residual, {rows, out_features}) : Tensor())
-          : raw::matmul(x_rows, wt);
+  const Tensor y = bias.defined() ? raw::matmul_epilogue(x_rows, wt, bias) : raw::matmul(x_rows, wt);
   return raw::reshape(y, out_shape);
 }
 
-// torch's names for F.linear: addmm / mm on a matrix, viewed back for more dims; and for
-// residual + F.linear(...), the add.
-const char* linear_grad_fn_name(int64_t x_dim, bool has_bias, bool has_residual) {
-  if (has_residual) return "AddBackward0";
+// torch's names for F.linear: addmm / mm on a matrix, viewed back for more dims.
+const char* linear_grad_fn_name(int64_t x_dim, bool has_bias) {
   return x_dim == 1   ? (has_bias ? "AddBackward0" : "SqueezeBackward3")
          : x_dim == 2 ? (has_bias ? "AddmmBackward0" : "MmBackward0")
                       : (has_bias ? "ViewBackward0" : "UnsafeViewBackward0");
@@ -131,60 +114,23 @@ Shape with_last(Shape shape, int64_t last) {
 
 }  // namespace
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& residual) {
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check_linear("linear", x, weight, bias);
   const int64_t in = weight.size(1), out_features = weight.size(0), rows = x.numel() / in;
   const Shape out_shape = with_last(x.shape(), out_features);
-  check_residual("linear", residual, out_shape);
-  const Tensor y = linear_rows(raw::reshape(x, {rows, in}), weight, bias, residual, out_shape);
+  const Tensor y = linear_rows(raw::reshape(x, {rows, in}), weight, bias, out_shape);
   return record(
-      linear_grad_fn_name(x.dim(), bias.defined(), residual.defined()), y,
-      {x, weight, bias, residual},
+      linear_grad_fn_name(x.dim(), bias.defined()), y, {x, weight, bias},
       [x = SavedTensor(x), w = SavedTensor(weight), rows, in, out_features,
-       need_x = requires_grad(x), need_w = requires_grad(weight), need_b = requires_grad(bias),
-       need_r = requires_grad(residual)](const Tensor& dout) -> Grads {
+       need_x = requires_grad(x), need_w = requires_grad(weight),
+       need_b = requires_grad(bias)](const Tensor& dout) -> Grads {
         const Tensor d = raw::reshape(raw::contiguous(dout), {rows, out_features});
         Tensor dx, dw, db;
         if (need_x) dx = raw::reshape(raw::matmul(d, w.get()), x.get().shape());
         if (need_w) dw = raw::matmul(raw::transpose(d, 0, 1), raw::reshape(x.get(), {rows, in}));
         if (need_b) db = raw::sum(d, 0, false);
-        return {dx, dw, db, need_r ? dout : Tensor()};  // the residual's: dout itself
+        return {dx, dw, db};
       });
-}
-
-// gelu_linear: linear(gelu(x), W, b) as one node, the second half of a transformer's MLP. With
-// G = gelu(X) and S = gelu'(X), both from one pass (raw::gelu_with_slope):
-//
-//   Y = G W^T + b          dX = (dY W) * S          dW = dY^T G          db = sum of dY's rows
-//
-// The same products as the two nodes; what the fusion saves is the multiply by S as a pass of
-// its own: the GEMM for dY W applies it to each tile as it stores it (raw::matmul_epilogue).
-// Its grad_fn is named as linear's, which is what torch shows for the composed form.
-Tensor gelu_linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                   GeluApproximation approximate, const Tensor& residual) {
-  check_linear("gelu_linear", x, weight, bias);
-  const int64_t in = weight.size(1), out_features = weight.size(0), rows = x.numel() / in;
-  const Shape out_shape = with_last(x.shape(), out_features);
-  check_residual("gelu_linear", residual, out_shape);
-  const bool need_x = is_grad_enabled() && requires_grad(x);
-  const Tensor x_rows = raw::reshape(x, {rows, in});
-  raw::GeluWithSlope g = need_x ? raw::gelu_with_slope(x_rows, approximate)
-                                : raw::GeluWithSlope{raw::gelu(x_rows, approximate), Tensor()};
-  const Tensor y = linear_rows(g.out, weight, bias, residual, out_shape);
-  return record(linear_grad_fn_name(x.dim(), bias.defined(), residual.defined()), y,
-                {x, weight, bias, residual},
-                [x_shape = x.shape(), gelu_out = std::move(g.out), slope = std::move(g.slope),
-                 w = SavedTensor(weight), rows, out_features, need_x,
-                 need_w = requires_grad(weight), need_b = requires_grad(bias),
-                 need_r = requires_grad(residual)](const Tensor& dout) -> Grads {
-                  const Tensor d = raw::reshape(raw::contiguous(dout), {rows, out_features});
-                  Tensor dx, dw, db;
-                  if (need_x)
-                    dx = raw::reshape(raw::matmul_epilogue(d, w.get(), Tensor(), slope), x_shape);
-                  if (need_w) dw = raw::matmul(raw::transpose(d, 0, 1), gelu_out);
-                  if (need_b) db = raw::sum(d, 0, false);
-                  return {dx, dw, db, need_r ? dout : Tensor()};  // the residual's: dout itself
-                });
 }
 
 }  // namespace qkv

@@ -3,7 +3,8 @@
 // GEMM is nearly all of the arithmetic in training and in attention. gemm.cpp builds it as a
 // ladder of five complete functions, each one idea beyond the last (how-to-optimize-gemm,
 // BLISlab): naive -> loop order -> cache blocks -> packed panels with a register micro-kernel
-// -> threads. `gemm` is the last step; `gemm_naive` is the oracle the tests hold it to.
+// -> SIMD kernel and threads. `gemm`, what the library calls, is step 5 with the refinements
+// of gemm_fast.cpp beneath it; `gemm_naive` is the oracle the tests hold every step to.
 //
 // A matrix is a pointer and two strides: element (i, j) is at p[i * row_stride + j * col_stride].
 // A transposed operand is the same pointer with its strides swapped, so backward's A @ B^T and
@@ -33,25 +34,17 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
                   bool accumulate);  // step 3: MC x KC x NC cache blocks
 void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                  bool accumulate);  // step 4: packed panels, portable micro-kernel
+void gemm_threaded(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
+                   int64_t ldc, bool accumulate);  // step 5: SIMD micro-kernel and threads
 
 // What the production GEMM can do to each element of C once its sum is complete, while the
-// tile is still in registers: C[i, j] = (C[i, j] + bias[j] + residual[i, j]) * scale[i, j],
-// each part optional, added and multiplied in that order. Bit for bit the separate adds and
-// multiply after the product, without their passes over C. A Linear's forward adds its bias
-// here, and a transformer block's output projections the residual stream too; GELU-then-
-// Linear's backward multiplies by GELU's slope.
+// tile is still in registers: C[i, j] = C[i, j] + bias[j]. Bit for bit the separate add after
+// the product, without its pass over C. A Linear's forward adds its bias here.
 struct GemmEpilogue {
-  const float* bias = nullptr;   // (N,): added along every row
-  const float* scale = nullptr;  // (M, N), leading dimension ld_scale: multiplied in
-  int64_t ld_scale = 0;
-  const float* residual = nullptr;  // (M, N), leading dimension ld_residual: added after bias
-  int64_t ld_residual = 0;
-  bool any() const { return bias != nullptr || scale != nullptr || residual != nullptr; }
-  // The same finish for the block of C that starts at row i0, column j0.
-  GemmEpilogue at(int64_t i0, int64_t j0) const {
-    return {bias ? bias + j0 : nullptr, scale ? scale + i0 * ld_scale + j0 : nullptr, ld_scale,
-            residual ? residual + i0 * ld_residual + j0 : nullptr, ld_residual};
-  }
+  const float* bias = nullptr;  // (N,): added along every row
+  bool any() const { return bias != nullptr; }
+  // The same finish for the block of C that starts at column j0.
+  GemmEpilogue at(int64_t /*i0*/, int64_t j0) const { return {bias ? bias + j0 : nullptr}; }
 };
 
 // Which terms row i of C needs, for a product whose A has a triangle of exact zeros: causal
@@ -68,12 +61,14 @@ struct GemmBand {
   GemmBand at(int64_t i0) const { return {side, row0 + i0}; }
 };
 
+// The production GEMM (gemm_fast.cpp): step 5, plus reading panels in place, few-row products
+// unpacked, one shared packed B for large products and weight gradients cut along K.
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-          bool accumulate);  // step 5: SIMD micro-kernel and threads (production)
-// Step 5 with an epilogue.
+          bool accumulate);
+// The production GEMM with an epilogue.
 void gemm_epilogue(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, const GemmEpilogue& epilogue);
-// Step 5 for a product whose A has a triangle of zeros (GemmBand above).
+// The production GEMM for a product whose A has a triangle of zeros (GemmBand above).
 void gemm_band(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                bool accumulate, GemmBand band);
 
@@ -89,13 +84,13 @@ void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, i
                   int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
                   const GemmEpilogue& epilogue = {});
 
-// The blocking of steps 3-5, exposed for the benchmark and the tutorial.
+// The blocking of steps 3-5 (gemm_kernel.h), exposed for the benchmark and the tutorial.
 struct GemmBlocking {
   int64_t MR, NR, MC, KC, NC;
 };
 GemmBlocking gemm_blocking();
 // The micro-kernel the production path uses and its register tile: "AVX-512 6x32",
-// "AVX2 6x16", "NEON 6x16", "SSE 6x8" or "portable 6x8" (gemm.cpp).
+// "AVX2 6x16", "NEON 6x16", "SSE 6x8" or "portable 6x8" (gemm_kernel.cpp).
 const char* gemm_kernel_name();
 
 }  // namespace qkv

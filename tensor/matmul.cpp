@@ -111,34 +111,21 @@ void matmul_out(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
   run(o, out.data_ptr(), accumulate);
 }
 
-Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias_in,
-                       const Tensor& scale_in, const Tensor& residual_in) {
+Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias_in) {
   check(a.defined() && b.defined() && a.dtype() == Dtype::float32 && b.dtype() == Dtype::float32 &&
             a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0),
         "matmul_epilogue", "float32 matrices (M, K) and (K, N), got ",
         a.defined() ? shape_str(a.shape()) : "undefined", " and ",
         b.defined() ? shape_str(b.shape()) : "undefined");
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  check(!bias_in.defined() || (bias_in.dtype() == Dtype::float32 && bias_in.shape() == Shape{N}),
+  check(bias_in.defined() && bias_in.dtype() == Dtype::float32 && bias_in.shape() == Shape{N},
         "matmul_epilogue", "a float32 bias of shape (", N, ",), got ",
-        bias_in.defined() ? shape_str(bias_in.shape()) : "");
-  check(!scale_in.defined() ||
-            (scale_in.dtype() == Dtype::float32 && scale_in.shape() == Shape{M, N}),
-        "matmul_epilogue", "a float32 scale of shape (", M, ", ", N, "), got ",
-        scale_in.defined() ? shape_str(scale_in.shape()) : "");
-  check(!residual_in.defined() ||
-            (residual_in.dtype() == Dtype::float32 && residual_in.shape() == Shape{M, N}),
-        "matmul_epilogue", "a float32 residual of shape (", M, ", ", N, "), got ",
-        residual_in.defined() ? shape_str(residual_in.shape()) : "");
-  const Tensor bias = bias_in.defined() ? contiguous(bias_in) : Tensor();
-  const Tensor scale = scale_in.defined() ? contiguous(scale_in) : Tensor();
-  const Tensor residual = residual_in.defined() ? contiguous(residual_in) : Tensor();
+        bias_in.defined() ? shape_str(bias_in.shape()) : "undefined");
+  const Tensor bias = contiguous(bias_in);
   Tensor out = Tensor::empty({M, N});
-  gemm_epilogue(
-      M, N, K, {a.data_ptr(), a.stride(0), a.stride(1)}, {b.data_ptr(), b.stride(0), b.stride(1)},
-      out.data_ptr(), N, false,
-      {bias.defined() ? bias.data_ptr() : nullptr, scale.defined() ? scale.data_ptr() : nullptr, N,
-       residual.defined() ? residual.data_ptr() : nullptr, N});
+  gemm_epilogue(M, N, K, {a.data_ptr(), a.stride(0), a.stride(1)},
+                {b.data_ptr(), b.stride(0), b.stride(1)}, out.data_ptr(), N, false,
+                {bias.data_ptr()});
   return out;
 }
 

@@ -14,12 +14,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // matmul into an existing contiguous tensor of the result's shape: out = a @ b, or
 // out += a @ b when accumulate is true (what backward does when a gradient is used twice).
 void matmul_out(const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate = false);
-// a (M, K) @ b (K, N), 2-d, then + bias (N,) along every row, + residual (M, N) and * scale
-// (M, N) elementwise (any may be undefined), applied by the GEMM to each tile as it stores it
-// (gemm.h's GemmEpilogue): bit for bit mul(add(add(matmul(a, b), bias), residual), scale),
-// without the passes over the output. Linear's forward adds its bias this way (and a block's
-// output projections the residual stream); GELU-then-Linear's backward scales by GELU's slope.
-Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& scale,
-                       const Tensor& residual = Tensor());
+// a (M, K) @ b (K, N), 2-d, then + bias (N,) along every row, added by the GEMM to each tile
+// as it stores it (gemm.h's GemmEpilogue): bit for bit add(matmul(a, b), bias), without a
+// second pass over the output. Linear's forward adds its bias this way.
+Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias);
 
 }  // namespace qkv::raw

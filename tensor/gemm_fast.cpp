@@ -1,0 +1,367 @@
+// gemm_fast.cpp: the production GEMM, beneath the ladder (gemm.cpp). `gemm` is step 5 (the
+// SIMD kernel, the thread pool, packed blocks: gemm_threaded) with the refinements below, each
+// chosen by the shape of the product and none changing what a product means. Each has its
+// reason and its measured gain with it (bench/README.md has the benchmarks); the tests hold
+// every path to step 1 on awkward shapes (tests/tensor/test_gemm.cpp).
+//
+// refinement        why                                             measured gain
+// in-place panels   packing A a float at a time was a fifth of a    64^3: about 1.25x; fused
+//                   64^3 product; a B one micro-panel wide is its    attention +5% forward,
+//                   own packed panel already (packed_loops)          +11% backward
+// band (GemmBand)   causal attention's P and dS are 0 above the      BM_FusedAttention/causal
+//                   diagonal: skip those terms, in the kernel and    1.28 -> 1.15 ms; backward
+//                   in pack_a                                        +4.5% more (one thread)
+// epilogue          Linear's bias added as each tile is stored,      fc forward 3.0-3.2 ->
+//                   not in a pass of its own                         2.9 ms (one thread)
+// few rows          M <= 4 (decoding one token): packing B would     cached generation 231 ->
+//                   copy all of it to use each element M times       97.8 ms (255 tokens)
+// batches           64 small attention products split as one pool    both cores busy on
+//                   of work (split, run_tiles)                       products of 64 x 64
+// shared B          from ~1300^3, one packed copy of B for all       one stream of B instead
+//                   threads (shared_b_loops)                         of one per thread
+// K chunks          weight gradients (long K, small C) cut along K,  1-7% alone; a training
+//                   each thread packing only its chunk               step 2-4%
+// (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
+// names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
+// a fixed order of their own, the same on any thread count.)
+#include <algorithm>
+#include <vector>
+
+#include "tensor/error.h"
+#include "tensor/gemm.h"
+#include "tensor/gemm_kernel.h"
+#include "tensor/thread_pool.h"
+
+namespace qkv {
+
+using namespace gemm_detail;
+
+namespace {
+
+// Step 5's loop nest on one thread, with its refinements: the epilogue on the last KC block,
+// the band's terms only, and, with `in_place`, full MR-row panels of a row-major A are read where they lie instead of
+// being packed (the kernel takes A's strides, except NEON's); only a short last panel is packed, for its zero
+// rows. So is B, when it is row-major, exactly one micro-panel (NR columns) wide and the
+// product small (attention's per-head products with a head size of 32: P v, dS k, dS^T q,
+// P^T dout): its rows are the panel's rows already, and copying them cost as much as a fifth of
+// those products. Few row tiles read it (M <= 2 MC), so that its rows, ldb apart, do not crowd
+// each other out of L1 the way a large product's many tiles did (dY W at M = 2048: 6-9%
+// slower in place). The fused attention got 5% (forward) and 11% (backward) faster.
+void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                  bool accumulate, MicroKernel kernel, bool in_place,
+                  const GemmEpilogue& epilogue = {}, GemmBand band = {}) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    prepare_c(M, N, C, ldc, accumulate);
+    return finish_all(M, N, C, ldc, epilogue);
+  }
+  const bool a_in_place = in_place && kFastKernelReadsAInPlace && A.col_stride == 1;
+  const bool b_in_place = in_place && B.col_stride == 1 && N == kNR && M <= 2 * kMC;
+  const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
+  const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
+  float* bp = thread_scratch(Scratch::gemm_b, std::min(K, kKC) * round_n);
+  float* ap = thread_scratch(Scratch::gemm_a, std::min(K, kKC) * round_m);
+  for (int64_t jc = 0; jc < N; jc += kNC) {
+    const int64_t nc = std::min(kNC, N - jc);
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+      const int64_t kc = std::min(kKC, K - pc);
+      const bool add = accumulate || pc > 0;             // the first K block stores, later ones add
+      const bool last = pc + kc == K && epilogue.any();  // the epilogue, on the finished sums
+      const float* b_panel = B.p + pc * B.row_stride + jc;  // B's rows, when b_in_place
+      if (!b_in_place)
+        pack_b(kc, nc, {B.p + pc * B.row_stride + jc * B.col_stride, B.row_stride, B.col_stride},
+               bp);
+      for (int64_t ic = 0; ic < M; ic += kMC) {
+        const int64_t mc = std::min(kMC, M - ic);
+        const float* a_block = A.p + ic * A.row_stride + pc * A.col_stride;
+        // Rows [0, packed_from) are read in place; rows from there on are packed into ap.
+        const int64_t packed_from = a_in_place ? mc / kMR * kMR : 0;
+        if (packed_from < mc)
+          pack_a(mc - packed_from, kc,
+                 {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap,
+                 band.at(ic + packed_from), K);
+        for (int64_t jr = 0; jr < nc; jr += kNR)
+          for (int64_t ir = 0; ir < mc; ir += kMR) {
+            const bool a_here = ir < packed_from;  // this panel of A read in place
+            const int64_t rows = std::min(kMR, mc - ir);
+            const auto [k0, k1] = band_range(band, ic + ir, rows, kc, K);  // the terms it needs
+            const GemmEpilogue ep = last ? epilogue.at(ic + ir, jc + jr) : GemmEpilogue{};
+            kernel(
+                k1 - k0,
+                a_here ? a_block + ir * A.row_stride + k0 : ap + (ir - packed_from) * kc + k0 * kMR,
+                a_here ? A.row_stride : 1, a_here ? 1 : kMR,
+                b_in_place ? b_panel + jr + k0 * B.row_stride : bp + jr * kc + k0 * kNR,
+                b_in_place ? B.row_stride : kNR, C + (ic + ir) * ldc + jc + jr, ldc, add, rows,
+                std::min(kNR, nc - jr), last ? &ep : nullptr);
+          }
+      }
+    }
+  }
+}
+
+// Below this many multiply-adds a product runs on the calling thread: waking a worker costs
+// microseconds, about as long as a 64 x 64 x 64 product takes in full.
+constexpr int64_t kParallelMinWork = int64_t{1} << 19;
+// From about 1300^3 on, one shared packed B beats a packed copy per thread.
+constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
+// A product with few rows (decoding one token: M = 1) gains nothing from packing: packing B
+// copies all K x N of it to use each element only M times, which costs as much as the product
+// itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
+// rows are contiguous, as dot products of A's row with B's columns when those are (x @ W^T,
+// as Linear computes it), in 16 independent sums so the compiler vectorises them.
+constexpr int64_t kFewRows = 4;
+
+void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+              bool accumulate) {
+  prepare_c(M, N, C, ldc, accumulate);
+  std::vector<float> a_row(static_cast<size_t>(K));
+  for (int64_t i = 0; i < M; ++i) {
+    float* c = C + i * ldc;
+    for (int64_t k = 0; k < K; ++k) a_row[static_cast<size_t>(k)] = A.at(i, k);
+    const float* a = a_row.data();
+    if (B.col_stride == 1) {
+      for (int64_t k = 0; k < K; ++k) {
+        const float aik = a[k];
+        const float* b = B.p + k * B.row_stride;
+        for (int64_t j = 0; j < N; ++j) c[j] += aik * b[j];
+      }
+    } else if (B.row_stride == 1) {
+      constexpr int64_t kSums = 16;
+      for (int64_t j = 0; j < N; ++j) {
+        const float* b = B.p + j * B.col_stride;
+        float lane[kSums] = {};
+        int64_t k = 0;
+        for (; k + kSums <= K; k += kSums)
+          for (int64_t l = 0; l < kSums; ++l) lane[l] += a[k + l] * b[k + l];
+        float sum = 0.0f;
+        for (int64_t l = 0; l < kSums; ++l) sum += lane[l];
+        for (; k < K; ++k) sum += a[k] * b[k];
+        c[j] += sum;
+      }
+    } else {
+      for (int64_t j = 0; j < N; ++j) {
+        float sum = 0.0f;
+        for (int64_t k = 0; k < K; ++k) sum += a[k] * B.at(k, j);
+        c[j] += sum;
+      }
+    }
+  }
+}
+
+// Step 5's work on one thread: few rows read in place, everything else packed.
+void fast_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                bool accumulate, const GemmEpilogue& epilogue, GemmBand band = {}) {
+  if (M <= kFewRows && M > 0 && N > 0) {
+    few_rows(M, N, K, A, B, C, ldc, accumulate);
+    return finish_all(M, N, C, ldc, epilogue);
+  }
+  packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel, true, epilogue, band);
+}
+
+bool runs_serially(int64_t multiply_adds) {
+  return num_threads() <= 1 || multiply_adds < kParallelMinWork;
+}
+
+// One unit of threaded work: rows [m0, m1) and columns [n0, n1) of product `b` of a batch.
+struct Tile {
+  int64_t b, m0, m1, n0, n1;
+};
+
+// The static split: cut each product into row (or column) ranges, aligned to the register tile
+// so that every thread sees whole tiles, until there is a part per thread. Which element lands
+// in which part never changes its arithmetic (same KC blocks, same kernel), so the result is
+// bit-identical on 1, 2 or N threads.
+//
+// Which way to cut: every part packs the B columns of its range, and the A rows of its range
+// unless A is read in place. Cut rows and every part packs all of B; cut columns and every
+// part packs all of A. When A is packed (a transposed A: the weight gradient dY^T X, whose
+// K is the number of tokens), cut the longer side, so each part packs the least: for the MLP's
+// output projection, (128 x 2048) @ (2048 x 512), cutting rows had each of 2 threads pack all
+// 4 MB of B. When A is read in place, cut rows unless there are far more column tiles.
+std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool a_packed) {
+  std::vector<Tile> tiles;
+  // Enough batches to go round: whole products per thread. Else cut each product into parts.
+  int64_t parts_each = batches < threads ? (threads + batches - 1) / batches : 1;
+  const bool by_rows = a_packed ? M >= N : M / kMR >= N / kNR;
+  const int64_t unit = by_rows ? kMR : kNR, extent = by_rows ? M : N;
+  const int64_t units = (extent + unit - 1) / unit;
+  parts_each = std::max<int64_t>(1, std::min(parts_each, units));
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t p = 0; p < parts_each; ++p) {
+      const int64_t lo = std::min(extent, units * p / parts_each * unit);
+      const int64_t hi = std::min(extent, units * (p + 1) / parts_each * unit);
+      tiles.push_back(by_rows ? Tile{b, lo, hi, 0, N} : Tile{b, 0, M, lo, hi});
+    }
+  return tiles;
+}
+
+// A large single product: one packed copy of each KC x NC panel of B, shared by all threads
+// (packed by the calling thread), instead of a copy per thread; the threads then take whole
+// MR-aligned row ranges of C, each packing its own blocks of A. Every element of C still sees
+// the same KC blocks through the same kernel, so the result is bit-identical to the serial one.
+// What it saves is the duplicate packing and the second stream of B through memory.
+void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
+                    int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
+  const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
+  float* bp = thread_scratch(Scratch::gemm_shared_b, std::min(K, kKC) * round_n);
+  const int64_t units = (M + kMR - 1) / kMR;
+  const int64_t parts = std::min<int64_t>(threads, units);
+  for (int64_t jc = 0; jc < N; jc += kNC) {
+    const int64_t nc = std::min(kNC, N - jc);
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+      const int64_t kc = std::min(kKC, K - pc);
+      const bool add = accumulate || pc > 0;
+      const bool last = pc + kc == K && epilogue.any();
+      pack_b(kc, nc, {B.p + pc * B.row_stride + jc * B.col_stride, B.row_stride, B.col_stride}, bp);
+      parallel_for(parts, [&](int64_t part) {
+        const int64_t m0 = std::min(M, units * part / parts * kMR);
+        const int64_t m1 = std::min(M, units * (part + 1) / parts * kMR);
+        float* ap =
+            thread_scratch(Scratch::gemm_a, kc * ((std::min(m1 - m0, kMC) + kMR - 1) / kMR * kMR));
+        for (int64_t ic = m0; ic < m1; ic += kMC) {
+          const int64_t mc = std::min(kMC, m1 - ic);
+          pack_a(mc, kc, {A.p + ic * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
+                 ap);
+          for (int64_t jr = 0; jr < nc; jr += kNR)
+            for (int64_t ir = 0; ir < mc; ir += kMR) {
+              const GemmEpilogue ep = last ? epilogue.at(ic + ir, jc + jr) : GemmEpilogue{};
+              kFastKernel(kc, ap + ir * kc, 1, kMR, bp + jr * kc, kNR,
+                          C + (ic + ir) * ldc + jc + jr, ldc, add, std::min(kMR, mc - ir),
+                          std::min(kNR, nc - jr), last ? &ep : nullptr);
+            }
+        }
+      });
+    }
+  }
+}
+
+// A weight gradient, dW = dY^T X, is a small C (out x in) over a long K (every token of the
+// batch: 2048 for the tiny GPT's larger config). Cut into rows or columns, as above, each of
+// the threads packs all of X's rows (or of dY's) for its part: the same megabytes read and
+// packed twice, and a split of 128 rows into 6-row tiles is never even. Such a product is
+// instead cut along K: chunk c sums k in [K c / n, K (c + 1) / n), into C for the first chunk
+// and into a scratch copy for the others, and the chunks are then added to C in chunk order.
+// Each thread packs only its own chunk's rows of both operands. n depends on K alone (one chunk
+// per kKChunk of depth, at most kMaxKChunks), never on the thread count; a thread count that
+// exceeds the chunks cuts each chunk into row ranges, which changes no arithmetic; and one
+// thread runs the same chunks in turn. So the bits are the same on 1, 2 or N threads, though
+// not those of one unbroken sum (it is a different, equally valid order of the additions).
+// Alone these products got 1-7% faster; a training step of the larger config, 2-4% (bench/README).
+constexpr int64_t kKChunk = 1024, kMaxKChunks = 4;
+
+// How many K chunks a product is summed in: 1 (no cut) unless it looks like a weight gradient:
+// one product, A transposed (packed, not read in place), at least two chunks of depth, more
+// than a few rows (those read B in place) and below the shared-B size. An epilogue is applied
+// after the chunks are added, to the finished sums, as the micro-kernel applies it.
+int64_t k_chunks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t a_cs) {
+  if (batches != 1 || a_cs == 1 || M <= kFewRows || M * N * K < kParallelMinWork ||
+      M * N * K >= kSharedBMinWork)
+    return 1;
+  return std::min(kMaxKChunks, K / kKChunk);
+}
+
+void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                   bool accumulate, int64_t chunks, const GemmEpilogue& epilogue) {
+  // The calling thread's, shared with the pool below.
+  float* scratch = thread_scratch(Scratch::gemm_k_split, (chunks - 1) * M * N);
+  const int64_t units = (M + kMR - 1) / kMR;
+  const int64_t row_parts = std::min<int64_t>(units, (num_threads() + chunks - 1) / chunks);
+  parallel_for(chunks * row_parts, [&](int64_t t) {
+    const int64_t c = t / row_parts, p = t % row_parts;
+    const int64_t k0 = K * c / chunks, k1 = K * (c + 1) / chunks;
+    const int64_t m0 = std::min(M, units * p / row_parts * kMR);
+    const int64_t m1 = std::min(M, units * (p + 1) / row_parts * kMR);
+    float* out = c == 0 ? C + m0 * ldc : scratch + (c - 1) * M * N + m0 * N;
+    fast_loops(m1 - m0, N, k1 - k0,
+               {A.p + m0 * A.row_stride + k0 * A.col_stride, A.row_stride, A.col_stride},
+               {B.p + k0 * B.row_stride, B.row_stride, B.col_stride}, out, c == 0 ? ldc : N,
+               c == 0 && accumulate, {});
+  });
+  // C += chunk 1, then += chunk 2, ...: element by element, in chunk order; then the epilogue.
+  parallel_ranges(M, M * N >= kParallelElements, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      float* dst = C + i * ldc;
+      for (int64_t c = 1; c < chunks; ++c) {
+        const float* src = scratch + (c - 1) * M * N + i * N;
+        for (int64_t j = 0; j < N; ++j) dst[j] += src[j];
+      }
+      finish_all(1, N, dst, ldc, epilogue.at(i, 0));
+    }
+  });
+}
+
+// A band (GemmBand) is applied where each part runs fast_loops; the K-cut and shared-B paths,
+// for large products, sum every term.
+void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
+               int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
+               const GemmEpilogue& epilogue, GemmBand band = {}) {
+  const int64_t batches = static_cast<int64_t>(batch.c.size());
+  check(!epilogue.any() || batches == 1, "gemm_batched", "an epilogue for one product, got ",
+        batches);
+  const int threads = num_threads();
+  if (const int64_t chunks = k_chunks(batches, M, N, K, a_cs); chunks > 1)
+    return k_split_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
+                         ldc, accumulate, chunks, epilogue);
+  if (runs_serially(batches * M * N * K)) {  // small: no split, no wake-ups
+    for (int64_t b = 0; b < batches; ++b)
+      fast_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
+                 accumulate, epilogue, band);
+    return;
+  }
+  // One large product: share packed B between the threads (above).
+  if (batches == 1 && M * N * K >= kSharedBMinWork && M / kMR >= threads) {
+    shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
+                   accumulate, threads, epilogue);
+    return;
+  }
+  const std::vector<Tile> tiles = split(batches, M, N, threads, a_cs != 1);
+  auto run = [&](const Tile& t) {
+    fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
+               {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
+               accumulate, epilogue.at(t.m0, t.n0), band.at(t.m0));
+  };
+  // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
+  const int64_t n = static_cast<int64_t>(tiles.size());
+  const int64_t parts = std::min<int64_t>(threads, n);
+  parallel_for(parts, [&](int64_t p) {
+    for (int64_t i = n * p / parts; i < n * (p + 1) / parts; ++i) run(tiles[i]);
+  });
+}
+}  // namespace
+
+// ---- the entry points (gemm.h) --------------------------------------------------------------
+
+void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+          bool accumulate) {
+  gemm_epilogue(M, N, K, A, B, C, ldc, accumulate, {});
+}
+
+namespace {
+void gemm_one(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+              bool accumulate, const GemmEpilogue& epilogue, GemmBand band) {
+  // Without building a one-product batch (unless K is to be cut: run_tiles does that).
+  if (runs_serially(M * N * K) && k_chunks(1, M, N, K, A.col_stride) == 1)
+    return fast_loops(M, N, K, A, B, C, ldc, accumulate, epilogue, band);
+  GemmBatch one{{A.p}, {B.p}, {C}};
+  run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate,
+            epilogue, band);
+}
+}  // namespace
+
+void gemm_epilogue(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                   bool accumulate, const GemmEpilogue& epilogue) {
+  gemm_one(M, N, K, A, B, C, ldc, accumulate, epilogue, {});
+}
+
+void gemm_band(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+               bool accumulate, GemmBand band) {
+  gemm_one(M, N, K, A, B, C, ldc, accumulate, {}, band);
+}
+
+void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
+                  int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
+                  const GemmEpilogue& epilogue) {
+  run_tiles(M, N, K, a_rs, a_cs, b_rs, b_cs, batch, ldc, accumulate, epilogue);
+}
+
+}  // namespace qkv

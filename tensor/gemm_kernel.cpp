@@ -1,0 +1,324 @@
+// gemm_kernel.cpp: the packing routines and the micro-kernels of gemm_kernel.h, shared by the
+// ladder (gemm.cpp) and the production path (gemm_fast.cpp).
+#include "tensor/gemm_kernel.h"
+
+#include <cassert>
+#include <cstring>
+
+#if QKV_SIMD_LANES > 0 && defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+namespace qkv::gemm_detail {
+
+void prepare_c(int64_t M, int64_t N, float* C, int64_t ldc, bool accumulate) {
+  if (accumulate) return;
+  for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0f);
+}
+
+// pack_a: k outer, i inner, the kernel's order.
+void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out, GemmBand band, int64_t K) {
+  for (int64_t p = 0; p < mc; p += kMR) {
+    const int64_t rows = std::min(kMR, mc - p);
+    const auto [k0, k1] = band_range(band, p, rows, kc, K);
+    // k outer, i inner: the kernel's order. A full panel needs no edge test in the loop.
+    if (rows == kMR && A.row_stride == 1) {  // a transposed A (dW = dY^T X): rows side by side
+      const float* col = A.p + p;
+      for (int64_t k = k0; k < k1; ++k)
+        std::memcpy(out + k * kMR, col + k * A.col_stride, sizeof(float) * kMR);
+    } else if (rows == kMR) {
+      for (int64_t k = k0; k < k1; ++k)
+        for (int64_t i = 0; i < kMR; ++i) out[k * kMR + i] = A.at(p + i, k);
+    } else {
+      for (int64_t k = k0; k < k1; ++k)
+        for (int64_t i = 0; i < kMR; ++i) out[k * kMR + i] = i < rows ? A.at(p + i, k) : 0.0f;
+    }
+    out += kc * kMR;
+  }
+}
+
+// A transposed B (x @ W^T in every Linear's forward, q k^T in attention) has its columns
+// contiguous, and a micro-panel wants its rows: packing it is a transpose. Element by element
+// that is a strided gather, one float per load (a fifth of attention's time went there). In
+// 8 x 8 blocks it is 8 vector loads, 24 shuffles and 8 vector stores per 64 floats: the block's
+// rows are 8 columns of B, each 8 floats of it along k, and after the shuffles they are 8 rows
+// of the panel. __builtin_shufflevector is Clang's and GCC's (12 on); other compilers take the
+// element loop, which moves the same floats to the same places.
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define QKV_GEMM_TRANSPOSE_8X8 1
+static_assert(kNR % 8 == 0, "pack_b transposes whole 8 x 8 blocks of a panel");
+typedef float f8 __attribute__((vector_size(32)));
+
+// out[c * ld_out + r] = src[r * ld_src + c] for r, c in 0..7.
+[[gnu::always_inline]] inline void transpose_8x8(const float* src, int64_t ld_src, float* out,
+                                                 int64_t ld_out) {
+  f8 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], src + i * ld_src, sizeof(f8));
+  for (int i = 0; i < 8; i += 2) {  // interleave pairs of rows: (r0 r1) -> x00 x10 x01 x11 ...
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int i = 0; i < 8; i += 4)  // pairs of pairs: -> x00 x10 x20 x30 x04 x14 x24 x34 ...
+    for (int h = 0; h < 2; ++h) {
+      u[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * h + 1] =
+          __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int c = 0; c < 4; ++c) {  // halves of rows 0-3 and 4-7: columns c and c + 4
+    const f8 lo = __builtin_shufflevector(u[c], u[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const f8 hi = __builtin_shufflevector(u[c], u[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(out + c * ld_out, &lo, sizeof(f8));
+    std::memcpy(out + (c + 4) * ld_out, &hi, sizeof(f8));
+  }
+}
+#else
+#define QKV_GEMM_TRANSPOSE_8X8 0
+#endif
+
+void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out) {
+  // A row-major B (a weight gradient's X, which comes from memory) is read a row at a time, left
+  // to right, each NR-wide piece dealt to its panel: one stream that the hardware prefetcher
+  // follows. Panel by panel instead, the reads walk down a column, NR floats from each row,
+  // and come back for the next NR: the same lines, fetched from memory less well (the weight
+  // gradients of the larger tiny GPT spent ~20% more time than with warm inputs).
+  int64_t first = 0;  // the first panel left for the loop below
+  if (B.col_stride == 1) {
+    first = nc / kNR * kNR;
+    for (int64_t r = 0; r < kc; ++r)
+      for (int64_t p = 0; p < first; p += kNR)
+        std::memcpy(out + p * kc + r * kNR, B.p + r * B.row_stride + p, sizeof(float) * kNR);
+  }
+  for (int64_t p = first; p < nc; p += kNR) {
+    const int64_t cols = std::min(kNR, nc - p);
+    float* panel = out + p * kc;
+    // Columns [0, by_blocks) of rows [0, k) come from 8 x 8 transposes (columns contiguous);
+    // the rest element by element.
+    int64_t k = 0, by_blocks = 0;
+#if QKV_GEMM_TRANSPOSE_8X8
+    if (B.row_stride == 1) {
+      by_blocks = cols / 8 * 8;
+      for (; k + 8 <= kc; k += 8)
+        for (int64_t j = 0; j < by_blocks; j += 8)
+          transpose_8x8(B.p + k + (p + j) * B.col_stride, B.col_stride, panel + k * kNR + j, kNR);
+    }
+#endif
+    for (int64_t r = 0; r < kc; ++r) {
+      float* row = panel + r * kNR;
+      for (int64_t j = r < k ? by_blocks : 0; j < cols; ++j) row[j] = B.at(r, p + j);
+      for (int64_t j = cols; j < kNR; ++j) row[j] = 0.0f;
+    }
+  }
+}
+
+namespace {
+
+// The epilogue on one finished element of C (j its column in the tile).
+inline float finish(float x, const GemmEpilogue* ep, int64_t j) {
+  return ep->bias ? x + ep->bias[j] : x;
+}
+
+// Writes a computed tile into C: all of it, or its in-range corner at an edge.
+void store_tile(const float* tile, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                const GemmEpilogue* ep) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const float x = add_to_c ? c[i * ldc + j] + tile[i * kNR + j] : tile[i * kNR + j];
+      c[i * ldc + j] = ep ? finish(x, ep, j) : x;
+    }
+}
+
+}  // namespace
+
+void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep) {
+  if (!ep.any()) return;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = finish(C[i * ldc + j], &ep, j);
+}
+
+// The portable micro-kernel: plain C++ that any compiler builds. The accumulators are a small
+// array that the optimiser may keep in registers; it is the reference for the SIMD kernel.
+// GCC left to itself unrolls the j loop completely and then vectorises across rows with
+// shuffles (2.5 GFLOP/s on an AVX2 host); kept as a loop, j is vectorised (70 GFLOP/s).
+void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                           int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                           const GemmEpilogue* ep) {
+  float acc[kMR][kNR] = {};
+  for (int64_t k = 0; k < kc; ++k, a += a_ks, b += b_ks)
+    for (int64_t i = 0; i < kMR; ++i) {
+      const float aik = a[i * a_rs];
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 1
+#endif
+      for (int64_t j = 0; j < kNR; ++j) acc[i][j] += aik * b[j];
+    }
+  store_tile(&acc[0][0], c, ldc, add_to_c, m, n, ep);
+}
+
+namespace {
+
+#if QKV_SIMD_LANES > 0
+// The SIMD micro-kernels, written with GCC/Clang vector extensions: a `vec` is one register of
+// kLanes floats, and `c += a * b` (a float times a vector: the float is broadcast) becomes one
+// fused multiply-add where the target has FMA (gemm.cpp is built with -ffp-contract=fast).
+// The accumulators are named variables, c[row][vector], so the compiler keeps every one in a
+// register for the whole k loop (GCC puts an array of them on the stack).
+typedef float vec __attribute__((vector_size(4 * kLanes)));
+
+// Asks the caches for the lines of an m x NR tile at p (rows ld apart), to read (kWrite 0) or
+// to write (1), so that they arrive during the k loop.
+template <int kWrite>
+[[gnu::always_inline]] inline void prefetch_tile(const float* p, int64_t ld, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) {
+    __builtin_prefetch(p + i * ld, kWrite);
+    __builtin_prefetch(p + i * ld + kNR / 2, kWrite);
+  }
+}
+
+// Before the k loop: ask for the tile of C as lines to write, so that they arrive during the
+// k loop. An output of a few MB is usually not in cache, and the stores at the end, each
+// missing, would otherwise fill the store queue and stall the next tile (AVX-512: a 2048 x 128
+// x 512 product 1-3% faster; the fused attention's small products, whose tiles of scores and of
+// dq, dk, dv miss as well, 13-15%).
+[[gnu::always_inline]] inline void prefetch_for_tile(float* c, int64_t ldc, int64_t m) {
+  prefetch_tile<1>(c, ldc, m);
+}
+
+// After the k loop: the finished accumulators into C. A full tile goes straight in, the
+// epilogue's bias added a vector at a time (the same + as finish()); an edge tile goes
+// through a buffer and store_tile, with the same arithmetic.
+[[gnu::always_inline]] inline void store_vectors(const vec (&acc)[kMR][kVecs], float* c,
+                                                 int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                                                 const GemmEpilogue* ep) {
+  if (m == kMR && n == kNR) {
+    for (int64_t i = 0; i < kMR; ++i)
+      for (int64_t v = 0; v < kVecs; ++v) {
+        // C rows need not be aligned: memcpy is the portable unaligned load/store.
+        vec out = acc[i][v];
+        if (add_to_c) {
+          vec old;
+          std::memcpy(&old, c + i * ldc + kLanes * v, sizeof old);
+          out = old + out;
+        }
+        if (ep && ep->bias) {
+          vec bias;
+          std::memcpy(&bias, ep->bias + kLanes * v, sizeof bias);
+          out = out + bias;
+        }
+        std::memcpy(c + i * ldc + kLanes * v, &out, sizeof out);
+      }
+    return;
+  }
+  alignas(64) float tile[kMR * kNR];
+  std::memcpy(tile, acc, sizeof tile);
+  store_tile(tile, c, ldc, add_to_c, m, n, ep);
+}
+
+#if defined(__aarch64__)
+// NEON, 6 x 16: four vectors of B per step of k, and the six values of A that multiply them
+// loaded as two vectors (rows 0-3, rows 4-5) from the packed panel. `vfmaq_laneq_f32(c, b, a, L)`
+// is one instruction, c += b * a[L] ("fmla by element"), so A needs no broadcasts: 24 FMAs, 4
+// loads of B and 2 of A per step, 30 of the 32 registers. The intrinsics (<arm_neon.h>) are
+// there because GCC 12, given the same loop in vector extensions, keeps the six values of A in
+// six registers and spills three accumulators to the stack every step.
+static_assert(kLanes == 4 && kVecs == 4, "micro_kernel_neon is written for a 6 x 16 tile");
+constexpr bool kBuildKernelReadsAInPlace = false;  // it wants A packed: a_rs = 1, a_ks = MR
+
+// One row of the tile, one step of k: c0:c3 += lane L of a * B[k, 0:16].
+template <int L, class Lanes>
+[[gnu::always_inline]] inline void fma_row(float32x4_t& c0, float32x4_t& c1, float32x4_t& c2,
+                                           float32x4_t& c3, Lanes a, float32x4_t b0,
+                                           float32x4_t b1, float32x4_t b2, float32x4_t b3) {
+  if constexpr (sizeof(Lanes) == 16) {
+    c0 = vfmaq_laneq_f32(c0, b0, a, L);
+    c1 = vfmaq_laneq_f32(c1, b1, a, L);
+    c2 = vfmaq_laneq_f32(c2, b2, a, L);
+    c3 = vfmaq_laneq_f32(c3, b3, a, L);
+  } else {  // a float32x2_t
+    c0 = vfmaq_lane_f32(c0, b0, a, L);
+    c1 = vfmaq_lane_f32(c1, b1, a, L);
+    c2 = vfmaq_lane_f32(c2, b2, a, L);
+    c3 = vfmaq_lane_f32(c3, b3, a, L);
+  }
+}
+
+void micro_kernel_neon(int64_t kc, const float* a, [[maybe_unused]] int64_t a_rs,
+                       [[maybe_unused]] int64_t a_ks, const float* b, int64_t b_ks, float* c,
+                       int64_t ldc, bool add_to_c, int64_t m, int64_t n, const GemmEpilogue* ep) {
+  assert(a_rs == 1 && a_ks == kMR);
+  float32x4_t c00{}, c01{}, c02{}, c03{}, c10{}, c11{}, c12{}, c13{}, c20{}, c21{}, c22{}, c23{},
+      c30{}, c31{}, c32{}, c33{}, c40{}, c41{}, c42{}, c43{}, c50{}, c51{}, c52{}, c53{};
+  prefetch_for_tile(c, ldc, m);
+  for (int64_t k = 0; k < kc; ++k, a += kMR, b += b_ks) {
+    const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8),
+                      b3 = vld1q_f32(b + 12);
+    const float32x4_t a03 = vld1q_f32(a);  // A[0:4, k]
+    const float32x2_t a45 = vld1_f32(a + 4);  // A[4:6, k]
+    fma_row<0>(c00, c01, c02, c03, a03, b0, b1, b2, b3);
+    fma_row<1>(c10, c11, c12, c13, a03, b0, b1, b2, b3);
+    fma_row<2>(c20, c21, c22, c23, a03, b0, b1, b2, b3);
+    fma_row<3>(c30, c31, c32, c33, a03, b0, b1, b2, b3);
+    fma_row<0>(c40, c41, c42, c43, a45, b0, b1, b2, b3);
+    fma_row<1>(c50, c51, c52, c53, a45, b0, b1, b2, b3);
+  }
+  const float32x4_t acc[kMR][kVecs] = {{c00, c01, c02, c03}, {c10, c11, c12, c13},
+                                       {c20, c21, c22, c23}, {c30, c31, c32, c33},
+                                       {c40, c41, c42, c43}, {c50, c51, c52, c53}};
+  vec out[kMR][kVecs];  // the same bytes as GCC/Clang's generic vectors
+  std::memcpy(out, acc, sizeof out);
+  store_vectors(out, c, ldc, add_to_c, m, n, ep);
+}
+constexpr MicroKernel kBuildKernel = micro_kernel_neon;
+constexpr const char* kBuildKernelName = "NEON 6x16";
+#else
+// x86 (AVX-512, AVX2, SSE), 6 x 2 vectors: twelve accumulators, two vectors of B per step of k,
+// and each value of A broadcast to a register as it is used. A is read through its strides, so
+// full panels of a row-major A can be read where they lie (packed_loops).
+static_assert(kVecs == 2, "micro_kernel_simd is written for a 6 x 2-vector tile");
+constexpr bool kBuildKernelReadsAInPlace = true;
+
+// One row of the tile, one step of k: c0:c1 += A[i, k] * B[k, 0:NR].
+[[gnu::always_inline]] inline void fma_row(vec& c0, vec& c1, float a, vec b0, vec b1) {
+  c0 += a * b0;
+  c1 += a * b1;
+}
+
+void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                       int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                       const GemmEpilogue* ep) {
+  vec c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
+  const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
+  prefetch_for_tile(c, ldc, m);
+  for (int64_t k = 0; k < kc; ++k, a += a_ks, b += b_ks) {
+    vec b0, b1;
+    std::memcpy(&b0, b, sizeof b0);
+    std::memcpy(&b1, b + kLanes, sizeof b1);
+    fma_row(c00, c01, a[0], b0, b1);
+    fma_row(c10, c11, a[r1], b0, b1);
+    fma_row(c20, c21, a[r2], b0, b1);
+    fma_row(c30, c31, a[r3], b0, b1);
+    fma_row(c40, c41, a[r4], b0, b1);
+    fma_row(c50, c51, a[r5], b0, b1);
+  }
+  const vec acc[kMR][kVecs] = {{c00, c01}, {c10, c11}, {c20, c21},
+                               {c30, c31}, {c40, c41}, {c50, c51}};
+  store_vectors(acc, c, ldc, add_to_c, m, n, ep);
+}
+constexpr MicroKernel kBuildKernel = micro_kernel_simd;
+constexpr const char* kBuildKernelName = kLanes == 16  ? "AVX-512 6x32"
+                                         : kLanes == 8 ? "AVX2 6x16"
+                                                       : "SSE 6x8";
+#endif
+#else
+constexpr MicroKernel kBuildKernel = micro_kernel_portable;
+constexpr bool kBuildKernelReadsAInPlace = true;
+constexpr const char* kBuildKernelName = "portable 6x8";
+#endif
+
+}  // namespace
+
+const MicroKernel kFastKernel = kBuildKernel;
+const bool kFastKernelReadsAInPlace = kBuildKernelReadsAInPlace;
+const char* const kFastKernelName = kBuildKernelName;
+
+
+}  // namespace qkv::gemm_detail

@@ -1,0 +1,95 @@
+// gemm_kernel.h: the pieces every packed GEMM shares, for gemm.cpp (the ladder) and
+// gemm_fast.cpp (the production path beneath it): the register tile and cache blocks, the
+// packing routines, and the micro-kernels (gemm_kernel.cpp). Internal to the tensor floor.
+//
+// Legend: C (M, N) = A (M, K) @ B (K, N); MR x NR the register tile, MC x KC a block of A,
+// KC x NC a panel of B (BLIS's names, gemm.cpp).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "tensor/gemm.h"
+#include "tensor/simd.h"
+
+namespace qkv::gemm_detail {
+
+// The register tile: MR = 6 rows of C by NR columns, NR being kVecs vector registers of the
+// build's width (tensor/simd.h). Each step of k loads one row of B (kVecs vectors) and does
+// 6 x kVecs multiply-adds with it, so the more accumulators fit in the registers, the more
+// arithmetic per load:
+//   AVX-512   6 x 32: 2 vectors of 16; 12 accumulators + 2 of B + 1 of A, of 32 registers
+//   AVX2      6 x 16: 2 vectors of 8;  the same 15, of 16 (BLIS's Haswell kernel)
+//   NEON      6 x 16: 4 vectors of 4;  24 accumulators + 4 of B + 2 of A, of 32
+//   SSE       6 x 8:  2 vectors of 4;  15 of 16
+//   portable  6 x 8:  plain C++, 48 floats that fit 12 registers of 4 (SSE2, NEON)
+#if QKV_SIMD_LANES > 0
+constexpr int kLanes = QKV_SIMD_LANES;
+#if defined(__aarch64__)
+constexpr int kVecs = 4;
+#else
+constexpr int kVecs = 2;
+#endif
+constexpr int64_t kMR = 6, kNR = kVecs * kLanes;
+#else
+constexpr int64_t kMR = 6, kNR = 8;
+#endif
+// The cache blocks: an MC x KC block of A (144 KiB) stays in L2 (1 MiB per core here) while
+// the kernel streams KC x NR micro-panels of B (48 KiB) past it, and a KC x NC panel of B
+// (6 MiB) stays in L3. Chosen by measurement on the 2-core Zen 4 (bench/README.md): a larger
+// KC means fewer passes over C, which is what the big products are limited by.
+constexpr int64_t kMC = 96, kKC = 384, kNC = 4096;
+
+// C = 0 unless we are asked to add to it. Every step then only ever does C += ...
+void prepare_c(int64_t M, int64_t N, float* C, int64_t ldc, bool accumulate);
+
+// The terms [k0, k1) of a KC block (kc of K) that rows [first_row, first_row + rows) of C
+// need: all of them, or, for a band (gemm.h) whose K fits one block, the ones its triangle of
+// zeros leaves. Packing and the micro-kernel both ask it, so they agree on every tile.
+struct KRange {
+  int64_t k0, k1;
+};
+inline KRange band_range(GemmBand band, int64_t first_row, int64_t rows, int64_t kc, int64_t K) {
+  if (band.side == GemmBand::all || kc != K) return {0, kc};
+  const int64_t row = band.row0 + first_row;
+  if (band.side == GemmBand::up_to_row) return {0, std::clamp<int64_t>(row + rows, 0, K)};
+  return {std::clamp<int64_t>(row, 0, K), K};
+}
+
+// Packing copies a block into the exact order the micro-kernel reads it, once, so the kernel
+// reads memory strictly sequentially whatever A's and B's strides were (this is also where a
+// transposed operand costs nothing extra). Rows or columns past the edge are padded with zeros:
+// the kernel always computes a full MR x NR tile, and the zeros add nothing.
+//
+// A block (mc, kc) -> micro-panels of MR rows: panel p holds A[p*MR + i, k] at [p][k][i].
+// With a band, only the terms each panel's rows need are copied (the kernel reads no others).
+void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out, GemmBand band = {}, int64_t K = 0);
+// B panel (kc, nc) -> micro-panels of NR columns: panel p holds B[k, p*NR + j] at [p][k][j].
+void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out);
+
+// A micro-kernel computes one MR x NR tile of A_panel @ B_panel over kc steps into registers,
+// then adds it to C (or stores it, for the first KC block when not accumulating). `c` points at
+// the tile's top-left element; only the top-left m x n of it is inside C. A[i, k] is read at
+// a[i * a_rs + k * a_ks]: a packed panel has a_rs = 1, a_ks = MR; the production path also
+// hands the kernel rows of a row-major A in place (a_rs = lda, a_ks = 1). B[k, j] is read at
+// b[k * b_ks + j]: a packed micro-panel has b_ks = NR; the production path also hands it the
+// rows of a small product's B that is one micro-panel wide already (b_ks = ldb).
+// `ep`, when not null, is the epilogue for this tile (gemm.h), given on the last KC block only.
+using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                             int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m,
+                             int64_t n, const GemmEpilogue* ep);
+
+// Plain C++ that any compiler builds: step 4's kernel, and the reference for the SIMD ones.
+void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                           int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                           const GemmEpilogue* ep);
+// The build's fastest kernel (AVX-512, AVX2, SSE, NEON or the portable one), its name, and
+// whether it can read a row-major A in place (NEON's wants A packed).
+extern const MicroKernel kFastKernel;
+extern const bool kFastKernelReadsAInPlace;
+extern const char* const kFastKernelName;
+
+// The epilogue as a pass of its own, for the paths that do not go through a micro-kernel.
+void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep);
+
+}  // namespace qkv::gemm_detail
