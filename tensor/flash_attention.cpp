@@ -170,27 +170,11 @@ FlashAttentionOutput flash_attention_forward(const Tensor& q_in, const Tensor& k
   return {out, lse};
 }
 
-FlashAttentionGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in,
-                                             const Tensor& v_in, const Tensor& out_in,
-                                             const Tensor& lse_in, const Tensor& dout_in,
-                                             const FlashAttentionParams& p) {
-  const char* op = "flash_attention_backward";
-  const Geometry g = check_inputs(q_in, k_in, v_in, p, op);
-  check(out_in.defined() && dout_in.defined() && lse_in.defined() &&
-            out_in.shape() == Shape({g.N, g.T_q, g.D_v}) && dout_in.shape() == out_in.shape() &&
-            lse_in.shape() == Shape({g.N, g.T_q}),
-        op, "out and dout of shape (", g.N, ", ", g.T_q, ", ", g.D_v, ") and lse (", g.N, ", ",
-        g.T_q, ")");
-  const Tensor q = contiguous(q_in), k = contiguous(k_in), v = contiguous(v_in);
-  const Tensor out = contiguous(out_in), lse = contiguous(lse_in), dout = contiguous(dout_in);
-  Tensor dq = Tensor::empty(q.shape()), dk = Tensor::empty(k.shape()),
-         dv = Tensor::empty(v.shape());
-  const float *pq = q.data_ptr(), *pk = k.data_ptr(), *pv = v.data_ptr();
-  const float *pout = out.data_ptr(), *plse = lse.data_ptr(), *pdout = dout.data_ptr();
-  float *pdq = dq.data_ptr(), *pdk = dk.data_ptr(), *pdv = dv.data_ptr();
+namespace {
 
-  // delta_i = dout_i . out_i: the sum_j p_ij dp_ij that softmax's backward subtracts.
-  // (A tensor, not a std::vector, so memory_stats() counts it with the rest.)
+// delta_i = dout_i . out_i for every query row: the sum_j p_ij dp_ij that softmax's backward
+// subtracts. (A tensor, not a std::vector, so memory_stats() counts it with the rest.)
+Tensor row_dots(const Geometry& g, const float* pout, const float* pdout) {
   Tensor delta_t = Tensor::empty({g.N, g.T_q});
   float* delta = delta_t.data_ptr();
   parallel_for(g.N, [&](int64_t n) {
@@ -201,6 +185,39 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q_in, const Tensor& k
       delta[n * g.T_q + i] = sum;
     }
   });
+  return delta_t;
+}
+
+// The backward's checks: the forward's, and out, dout and lse of the forward's shapes.
+Geometry check_grad_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                           const Tensor& lse, const Tensor& dout, const FlashAttentionParams& p) {
+  const char* op = "flash_attention_backward";
+  const Geometry g = check_inputs(q, k, v, p, op);
+  check(out.defined() && dout.defined() && lse.defined() &&
+            out.shape() == Shape({g.N, g.T_q, g.D_v}) && dout.shape() == out.shape() &&
+            lse.shape() == Shape({g.N, g.T_q}),
+        op, "out and dout of shape (", g.N, ", ", g.T_q, ", ", g.D_v, ") and lse (", g.N, ", ",
+        g.T_q, ")");
+  return g;
+}
+
+}  // namespace
+
+FlashAttentionGrads flash_attention_backward(const Tensor& q_in, const Tensor& k_in,
+                                             const Tensor& v_in, const Tensor& out_in,
+                                             const Tensor& lse_in, const Tensor& dout_in,
+                                             const FlashAttentionParams& p) {
+  const Geometry g = check_grad_inputs(q_in, k_in, v_in, out_in, lse_in, dout_in, p);
+  const Tensor q = contiguous(q_in), k = contiguous(k_in), v = contiguous(v_in);
+  const Tensor out = contiguous(out_in), lse = contiguous(lse_in), dout = contiguous(dout_in);
+  Tensor dq = Tensor::empty(q.shape()), dk = Tensor::empty(k.shape()),
+         dv = Tensor::empty(v.shape());
+  const float *pq = q.data_ptr(), *pk = k.data_ptr(), *pv = v.data_ptr();
+  const float *pout = out.data_ptr(), *plse = lse.data_ptr(), *pdout = dout.data_ptr();
+  float *pdq = dq.data_ptr(), *pdk = dk.data_ptr(), *pdv = dv.data_ptr();
+
+  const Tensor delta_t = row_dots(g, pout, pdout);
+  const float* delta = delta_t.data_ptr();
 
   // For query rows [i0, i0 + rows) of block n against keys [j0, j0 + bc): the weights P (in S)
   // and the score gradients dS = scale * P * (dP - delta), dP = dO V^T (in dS).

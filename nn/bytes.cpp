@@ -1,0 +1,115 @@
+// bytes.cpp: the byte helpers and atomic file writes of bytes.h.
+#include "nn/bytes.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tensor/view.h"
+
+namespace qkv::nn {
+
+void to_or_from_little_endian(std::string& bytes, size_t element_size) {
+  if constexpr (std::endian::native == std::endian::big) {
+    for (size_t i = 0; i + element_size <= bytes.size(); i += element_size)
+      std::reverse(bytes.begin() + i, bytes.begin() + i + element_size);
+  } else {
+    (void)bytes, (void)element_size;
+  }
+}
+
+uint64_t read_le(const std::string& bytes, size_t at, size_t width) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < width; ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+  return v;
+}
+
+void append_le(std::string& out, uint64_t v, size_t width) {
+  for (size_t i = 0; i < width; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+std::string tensor_bytes(const Tensor& t) {
+  const Tensor c = raw::contiguous(t);
+  const size_t n = static_cast<size_t>(c.numel()) * element_size(c.dtype());
+  std::string out(n, '\0');
+  if (n > 0)
+    std::memcpy(out.data(), c.impl().storage->data() + c.storage_offset() * element_size(c.dtype()),
+                n);
+  to_or_from_little_endian(out, element_size(c.dtype()));
+  return out;
+}
+
+Tensor tensor_from_bytes(std::string bytes, const Shape& shape, Dtype dtype, const char* op,
+                         const std::string& what) {
+  Tensor t = Tensor::empty(shape, dtype);
+  if (dtype == Dtype::boolean)
+    for (char c : bytes)
+      check(c == 0 || c == 1, op, "bool bytes of 0 or 1 in ", what, ", got ",
+            static_cast<int>(static_cast<unsigned char>(c)));
+  to_or_from_little_endian(bytes, element_size(dtype));
+  if (!bytes.empty()) std::memcpy(t.impl().storage->data(), bytes.data(), bytes.size());
+  return t;
+}
+
+uint64_t checked_nbytes(const Shape& shape, Dtype dtype, const char* op, const std::string& what) {
+  uint64_t n = element_size(dtype);
+  for (int64_t d : shape) {
+    check(d >= 0, op, "non-negative sizes in ", what, ", got shape ", shape_str(shape));
+    const auto ud = static_cast<uint64_t>(d);
+    check(ud == 0 || n <= std::numeric_limits<uint64_t>::max() / ud, op,
+          "a shape whose size fits in ", "64 bits in ", what, ", got ", shape_str(shape));
+    n *= ud;
+  }
+  return n;
+}
+
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  namespace fs = std::filesystem;
+  // A temporary name no other writer in this process uses, in the target's folder (a rename
+  // is only atomic within one filesystem).
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = path + ".tmp." +
+                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) +
+                          "." + std::to_string(counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    check(out.is_open(), "save", "a writable path, could not create \"", tmp, "\"");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw Error("save: writing \"" + tmp + "\" failed (disk full?); \"" + path +
+                  "\" is unchanged");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw Error("save: could not rename \"" + tmp + "\" to \"" + path + "\": " + ec.message());
+  }
+}
+
+std::string read_file(const std::string& path, const char* op) {
+  std::ifstream in(path, std::ios::binary);
+  check(in.is_open(), op, "a readable file, could not open \"", path, "\"");
+  std::ostringstream os;
+  os << in.rdbuf();
+  check(!in.bad(), op, "a readable file, reading \"", path, "\" failed");
+  return os.str();
+}
+
+}  // namespace qkv::nn

@@ -1,0 +1,32 @@
+// bytes.h: tensors as little-endian bytes, and files written whole or not at all. What the
+// file formats share (safetensors.h, checkpoint.h, npy.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tensor/tensor.h"
+
+namespace qkv::nn {
+
+// Tensors are stored little-endian in every format; on a big-endian host each element is
+// byte-swapped on the way in and out.
+void to_or_from_little_endian(std::string& bytes, size_t element_size);
+uint64_t read_le(const std::string& bytes, size_t at, size_t width);
+void append_le(std::string& out, uint64_t v, size_t width);
+
+// The tensor's elements, row-major, as little-endian bytes.
+std::string tensor_bytes(const Tensor& t);
+// A new tensor of `shape` and `dtype` filled from little-endian bytes (their count checked by
+// the caller). Booleans must be 0 or 1: any other byte would be an invalid C++ bool.
+Tensor tensor_from_bytes(std::string bytes, const Shape& shape, Dtype dtype, const char* op,
+                         const std::string& what);
+// numel * element size, or an error if the shape is negative or the product overflows.
+uint64_t checked_nbytes(const Shape& shape, Dtype dtype, const char* op, const std::string& what);
+
+// Writes `bytes` to `path` atomically: a temporary file in the same folder, then a rename, so
+// an interrupted save never leaves a half-written file.
+void write_file_atomic(const std::string& path, const std::string& bytes);
+std::string read_file(const std::string& path, const char* op);
+
+}  // namespace qkv::nn

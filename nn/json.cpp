@@ -1,0 +1,209 @@
+// json.cpp: the JSON reader of json.h, a recursive-descent parser with a depth limit.
+#include "nn/json.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "nn/utf8.h"
+#include "tensor/error.h"
+
+namespace qkv::nn {
+namespace {
+
+class JsonParser {
+ public:
+  JsonParser(const std::string& s, const char* op) : s_(s), op_(op) {}
+
+  Json parse_document() {
+    Json v = value(0);
+    skip_space();
+    if (pos_ != s_.size()) fail("the end of the JSON, got more characters");
+    return v;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;  // deeper nesting is refused, not recursed into
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(std::string(op_) + ": bad JSON header: expected " + what + " at byte " +
+                std::to_string(pos_));
+  }
+  void skip_space() {
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+      ++pos_;
+  }
+  bool eat(char c) {
+    skip_space();
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void expect_word(const char* word) {
+    const size_t n = std::strlen(word);
+    if (s_.compare(pos_, n, word) != 0) fail(std::string("'") + word + "'");
+    pos_ += n;
+  }
+
+  Json value(int depth) {
+    if (depth > kMaxDepth) fail("nesting at most 64 deep");
+    skip_space();
+    if (pos_ >= s_.size()) fail("a value, got the end");
+    Json v;
+    const char c = s_[pos_];
+    if (c == '{') {
+      ++pos_;
+      v.kind = Json::Kind::object;
+      if (eat('}')) return v;
+      do {
+        skip_space();
+        std::string key = string_literal();
+        for (const auto& [k, _] : v.members)
+          if (k == key) fail("unique keys, got \"" + key + "\" twice");
+        if (!eat(':')) fail("':'");
+        v.members.push_back({std::move(key), value(depth + 1)});
+      } while (eat(','));
+      if (!eat('}')) fail("',' or '}'");
+    } else if (c == '[') {
+      ++pos_;
+      v.kind = Json::Kind::array;
+      if (eat(']')) return v;
+      do v.items.push_back(value(depth + 1));
+      while (eat(','));
+      if (!eat(']')) fail("',' or ']'");
+    } else if (c == '"') {
+      v.kind = Json::Kind::string;
+      v.text = string_literal();
+    } else if (c == 't' || c == 'f') {
+      v.kind = Json::Kind::boolean;
+      v.boolean = c == 't';
+      expect_word(v.boolean ? "true" : "false");
+    } else if (c == 'n') {
+      expect_word("null");
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      v.kind = Json::Kind::number;
+      const size_t start = pos_;
+      while (pos_ < s_.size() && std::strchr("+-.eE0123456789", s_[pos_]) != nullptr) ++pos_;
+      v.text = s_.substr(start, pos_ - start);
+    } else {
+      fail("a value");
+    }
+    return v;
+  }
+
+  std::string string_literal() {
+    if (pos_ >= s_.size() || s_[pos_] != '"') fail("a string");
+    ++pos_;
+    std::string out;
+    while (true) {
+      if (pos_ >= s_.size()) fail("a closing '\"'");
+      const char c = s_[pos_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) fail("no control characters in a string");
+      if (c != '\\') {
+        out.push_back(c);
+        continue;
+      }
+      if (pos_ >= s_.size()) fail("an escape");
+      const char e = s_[pos_++];
+      switch (e) {
+        case '"':
+          out.push_back('"');
+          break;
+        case '\\':
+          out.push_back('\\');
+          break;
+        case '/':
+          out.push_back('/');
+          break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
+        case 'u':
+          out += encode_utf8({static_cast<char32_t>(code_point())});
+          break;
+        default:
+          fail("a valid escape");
+      }
+    }
+  }
+
+  uint32_t hex4() {
+    if (pos_ + 4 > s_.size()) fail("four hex digits");
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char h = s_[pos_++];
+      v <<= 4;
+      if (h >= '0' && h <= '9')
+        v |= static_cast<uint32_t>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        v |= static_cast<uint32_t>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        v |= static_cast<uint32_t>(h - 'A' + 10);
+      else
+        fail("a hex digit");
+    }
+    return v;
+  }
+  // \uXXXX, joining a UTF-16 surrogate pair into one code point.
+  uint32_t code_point() {
+    const uint32_t hi = hex4();
+    if (hi < 0xD800 || hi > 0xDFFF) return hi;
+    if (hi > 0xDBFF || s_.compare(pos_, 2, "\\u") != 0) fail("a valid surrogate pair");
+    pos_ += 2;
+    const uint32_t lo = hex4();
+    if (lo < 0xDC00 || lo > 0xDFFF) fail("a low surrogate");
+    return 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+  }
+  const std::string& s_;
+  const char* op_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Json parse_json(const std::string& text, const char* op) {
+  return JsonParser(text, op).parse_document();
+}
+
+int64_t json_index(const Json& v, const char* op, const std::string& what) {
+  check(v.kind == Json::Kind::number && !v.text.empty() && v.text.size() <= 18 &&
+            std::all_of(v.text.begin(), v.text.end(), [](char c) { return c >= '0' && c <= '9'; }),
+        op, "a non-negative integer below 10^18 for ", what, ", got ",
+        v.kind == Json::Kind::number ? v.text : "a non-number");
+  return std::stoll(v.text);
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out.push_back(hex[(c >> 4) & 0xF]);
+      out.push_back(hex[c & 0xF]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace qkv::nn
