@@ -5,10 +5,12 @@
 
 namespace qkv::attention {
 
-DifferentialAttention::DifferentialAttention(int64_t c, int64_t h, int64_t layer, bool is_causal,
+DifferentialAttention::DifferentialAttention(int64_t c, int64_t h,
+                                             const DifferentialAttentionOptions& options,
                                              Generator* gen)
-    : d_model(c), num_heads(h), half_dim(h > 0 ? c / (2 * h) : 0), causal(is_causal) {
+    : d_model(c), num_heads(h), half_dim(h > 0 ? c / (2 * h) : 0), causal(options.causal) {
   const char* op = "DifferentialAttention";
+  const int64_t layer = options.layer;
   check(h > 0 && c > 0 && c % (2 * h) == 0, op, "d_model (", c, ") divisible by 2 * num_heads (",
         2 * h, ")");
   check(layer >= 1, op, "layer >= 1, got ", layer);

@@ -19,11 +19,15 @@
 
 namespace qkv::attention {
 
+struct DifferentialAttentionOptions {
+  int64_t layer = 1;  // the block's depth (1 for the first), which sets lambda_init
+  bool causal = true;
+};
+
 class DifferentialAttention : public nn::UnaryModule {
  public:
-  // layer: the block's depth (1 for the first), which sets lambda_init.
-  DifferentialAttention(int64_t d_model, int64_t num_heads, int64_t layer = 1, bool causal = true,
-                        Generator* gen = nullptr);
+  DifferentialAttention(int64_t d_model, int64_t num_heads,
+                        const DifferentialAttentionOptions& options = {}, Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
   Tensor lambda() const;                     // the current lambda, a 0-d tensor with history
   std::shared_ptr<nn::Linear> q, k, v, o;

@@ -9,14 +9,15 @@ size_t LatentCache::bytes() const {
 }
 
 MultiHeadLatentAttention::MultiHeadLatentAttention(int64_t c, int64_t h, int64_t latent,
-                                                   int64_t rope_dims, bool is_causal,
+                                                   int64_t rope_dims,
+                                                   const LatentAttentionOptions& options,
                                                    Generator* gen)
     : d_model(c),
       num_heads(h),
       head_dim(h > 0 ? c / h : 0),
       d_latent(latent),
       d_rope(rope_dims),
-      causal(is_causal) {
+      causal(options.causal) {
   const char* op = "MultiHeadLatentAttention";
   check(h > 0 && c > 0 && c % h == 0, op, "d_model (", c, ") divisible by num_heads (", h, ")");
   check(latent > 0 && rope_dims > 0 && rope_dims % 2 == 0, op,

@@ -32,10 +32,14 @@ struct LatentCache {
   size_t bytes() const;
 };
 
+struct LatentAttentionOptions {
+  bool causal = true;
+};
+
 class MultiHeadLatentAttention : public nn::UnaryModule {
  public:
   MultiHeadLatentAttention(int64_t d_model, int64_t num_heads, int64_t d_latent, int64_t d_rope,
-                           bool causal = true, Generator* gen = nullptr);
+                           const LatentAttentionOptions& options = {}, Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override { return forward(x, nullptr); }
   Tensor forward(const Tensor& x, LatentCache* cache);  // (B, T, C) -> (B, T, C)
   // MHA's cache per token over MLA's: 2 H D / (d_latent + d_rope).

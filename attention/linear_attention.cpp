@@ -59,8 +59,10 @@ Tensor recurrent_form(const Tensor& fq, const Tensor& fk, const Tensor& v, const
 
 }  // namespace
 
-Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
-                        LinearForm form, const Tensor& gates) {
+Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                        const LinearAttentionOptions& options, const Tensor& gates) {
+  const bool causal = options.causal;
+  const LinearForm form = options.form;
   const char* op = "linear_attention";
   check(q.defined() && k.defined() && v.defined() && q.dim() >= 2 && q.shape() == k.shape() &&
             v.dim() == q.dim() && v.size(-2) == q.size(-2) && q.size(-2) >= 1,
@@ -80,9 +82,9 @@ Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool 
                                       : recurrent_form(fq, fk, v, gates);
 }
 
-LinearAttention::LinearAttention(int64_t c, int64_t h, bool is_causal, bool is_gated,
+LinearAttention::LinearAttention(int64_t c, int64_t h, const LinearAttentionOptions& options,
                                  Generator* gen)
-    : d_model(c), num_heads(h), head_dim(h > 0 ? c / h : 0), causal(is_causal), gated(is_gated) {
+    : d_model(c), num_heads(h), head_dim(h > 0 ? c / h : 0), causal(options.causal), gated(options.gated), form(options.form) {
   check(h > 0 && c > 0 && c % h == 0, "LinearAttention", "d_model (", c,
         ") divisible by num_heads (", h, ")");
   check(causal || !gated, "LinearAttention", "gates only with causal");
@@ -101,7 +103,7 @@ Tensor LinearAttention::forward(const Tensor& x) {
   auto split = [&](const Tensor& t) { return transpose(view(t, {B, T, H, D}), 1, 2); };
   const Tensor gates = gated ? transpose(sigmoid(g->forward(x)), 1, 2) : Tensor();  // (B, H, T)
   const Tensor heads = linear_attention(split(q->forward(x)), split(k->forward(x)),
-                                        split(v->forward(x)), causal, form, gates);
+                                        split(v->forward(x)), {.causal = causal, .form = form}, gates);
   return o->forward(reshape(transpose(heads, 1, 2), {B, T, d_model}));
 }
 

@@ -26,22 +26,27 @@ enum class LinearForm { parallel, recurrent };
 // phi(x) = elu(x) + 1 = x + 1 for x > 0, e^x otherwise: positive, smooth.
 Tensor elu_feature_map(const Tensor& x);
 
-// q, k (..., T, D), v (..., T, D_v); gates (..., T) in (0, 1), or undefined for none. Causal
-// (the sums run over j <= i) unless causal is false (parallel form only, no gates: every
-// query sums over all keys).
-Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
-                        LinearForm form, const Tensor& gates = Tensor());
+struct LinearAttentionOptions {
+  bool causal = true;  // the sums run over j <= i; else every query sums over all keys
+                       // (the parallel form only, without gates)
+  LinearForm form = LinearForm::parallel;
+  bool gated = false;  // the module: a gate per head and token (the function takes the gates)
+};
+
+// q, k (..., T, D), v (..., T, D_v); gates (..., T) in (0, 1), or undefined for none.
+Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                        const LinearAttentionOptions& options, const Tensor& gates = Tensor());
 
 class LinearAttention : public nn::UnaryModule {
  public:
-  LinearAttention(int64_t d_model, int64_t num_heads, bool causal = true, bool gated = false,
+  LinearAttention(int64_t d_model, int64_t num_heads, const LinearAttentionOptions& options = {},
                   Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
   std::shared_ptr<nn::Linear> q, k, v, o;
   std::shared_ptr<nn::Linear> g;  // gated: one gate per head and token, sigmoid(g(x))
   int64_t d_model, num_heads, head_dim;
   bool causal, gated;
-  LinearForm form = LinearForm::parallel;
+  LinearForm form;
 };
 
 }  // namespace qkv::attention

@@ -17,6 +17,7 @@
 #include "tensor/elementwise.h"
 #include "tensor/flash_attention.h"
 #include "tensor/reduce.h"
+#include "tensor/view.h"
 
 namespace qkv {
 
@@ -125,6 +126,26 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim = 0);
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index);
 Tensor embedding(const Tensor& weight, const Tensor& ids);
+
+// ---- without a gradient ----
+// Comparisons and masks (bool results), argmax (indices), dtype conversion and in-place writes
+// have no derivative to record: they are the raw kernels (tensor/), here under torch's names
+// so that a program reads the same with or without history. copy_ and fill_ write outside the
+// graph, as torch's p.copy_(x) under torch.no_grad().
+using raw::argmax;
+using raw::copy_;
+using raw::eq;
+using raw::fill_;
+using raw::ge;
+using raw::gt;
+using raw::isfinite;
+using raw::le;
+using raw::logical_and;
+using raw::logical_not;
+using raw::logical_or;
+using raw::lt;
+using raw::ne;
+using raw::to;
 
 // ---- matmul ----
 Tensor matmul(const Tensor& a, const Tensor& b);

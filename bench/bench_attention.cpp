@@ -71,15 +71,18 @@ Subject make(const std::string& which, int64_t T) {
   }
   // The frontier variants (B = 8, T = 256 only).
   if (which == "MLA") {
-    auto m = std::make_shared<MultiHeadLatentAttention>(C, H, 32, 16, true, &g);
+    auto m = std::make_shared<MultiHeadLatentAttention>(
+        C, H, 32, 16, LatentAttentionOptions{.causal = true}, &g);
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
   if (which == "Differential") {
-    auto m = std::make_shared<DifferentialAttention>(C, H, 1, true, &g);
+    auto m = std::make_shared<DifferentialAttention>(
+        C, H, DifferentialAttentionOptions{.layer = 1, .causal = true}, &g);
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
   if (which.rfind("Linear", 0) == 0) {  // LinearParallel, LinearRecurrent, LinearGated
-    auto m = std::make_shared<LinearAttention>(C, H, true, which == "LinearGated", &g);
+    auto m = std::make_shared<LinearAttention>(
+        C, H, LinearAttentionOptions{.causal = true, .gated = which == "LinearGated"}, &g);
     if (which == "LinearRecurrent") m->form = LinearForm::recurrent;
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }

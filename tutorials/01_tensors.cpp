@@ -30,7 +30,7 @@ int main() {
 
   lesson::banner("2. Views share storage");
   // >>> xt = x.t()      # a view: the same six numbers, read column by column
-  Tensor xt = raw::transpose(x, 0, 1);  // New: no data moves, only the strides swap
+  Tensor xt = transpose(x, 0, 1);  // New: no data moves, only the strides swap
   std::cout << xt << "\n";
   std::cout << "shape " << shape_str(xt.shape()) << ", strides " << shape_str(xt.strides())
             << ", contiguous: " << (xt.is_contiguous() ? "yes" : "no") << "\n";
@@ -42,26 +42,26 @@ int main() {
 
   // >>> x.view(3, 2) works; x.t().view(6) does not: its strides cannot express a flat row
   try {
-    raw::view(xt, {6});
+    view(xt, {6});
     lesson::expect(false, "viewing a transpose as flat should fail");
   } catch (const Error& e) {
     std::cout << "qkv::Error: " << e.what() << "\n";
     lesson::expect(true, "view refuses what the strides cannot express");
   }
-  Tensor flat = raw::reshape(xt, {6});  // reshape copies when it must
+  Tensor flat = reshape(xt, {6});  // reshape copies when it must
   std::cout << "reshape copies instead: " << flat << "\n";
   lesson::expect(!flat.shares_storage(x), "reshape of a transpose is a copy");
 
   lesson::banner("3. Broadcasting");
   // >>> x + torch.tensor([10., 20., 30.])     # (2, 3) + (3,) -> (2, 3)
   Tensor row = tensor({10, 20, 30});
-  Tensor y = raw::add(x, row);
+  Tensor y = add(x, row);
   std::cout << y << "\n";
   // >>> x * torch.tensor([[1.], [-1.]])       # (2, 3) * (2, 1): one sign per row
-  Tensor z = raw::mul(x, raw::view(tensor({1, -1}), {2, 1}));
+  Tensor z = mul(x, view(tensor({1, -1}), {2, 1}));
   std::cout << z << "\n";
   std::cout << "the (3,) row was read with stride 0 for every row: "
-            << shape_str(raw::expand(row, {2, 3}).strides()) << "\n";
+            << shape_str(expand(row, {2, 3}).strides()) << "\n";
   lesson::expect(y.at({1, 0}) == 14.0f && z.at({1, 2}) == -6.0f, "broadcast values");
 
   lesson::banner("4. The same random numbers as PyTorch");
@@ -81,9 +81,9 @@ int main() {
 
   lesson::banner("5. Softmax: numbers into weights");
   // >>> torch.softmax(torch.tensor([2., 1., 0.1]), dim=0)
-  Tensor s = raw::softmax(tensor({2.0f, 1.0f, 0.1f}), 0);
+  Tensor s = softmax(tensor({2.0f, 1.0f, 0.1f}), 0);
   std::cout << s << "\n";
-  lesson::expect(std::fabs(raw::sum(s).item() - 1.0f) < 1e-6f, "softmax weights sum to 1");
+  lesson::expect(std::fabs(sum(s).item() - 1.0f) < 1e-6f, "softmax weights sum to 1");
 
   return lesson::finish();
 }

@@ -47,7 +47,7 @@ void make_moons(int64_t n, double noise, Generator& g, Tensor& x, Tensor& y) {
 
 double accuracy(nn::Sequential& mlp, const Tensor& x, const Tensor& y) {
   NoGradGuard no_grad;
-  const Tensor predicted = raw::max(mlp(x), 1).indices;
+  const Tensor predicted = max(mlp(x), 1).indices;
   const std::vector<int64_t> p = predicted.to_vector<int64_t>(), t = y.to_vector<int64_t>();
   int64_t right = 0;
   for (size_t i = 0; i < p.size(); ++i) right += p[i] == t[i];
@@ -66,7 +66,7 @@ std::string decision_svg(nn::Sequential& mlp, const Tensor& x, const Tensor& y) 
     }
   NoGradGuard no_grad;
   const std::vector<int64_t> cls =
-      raw::max(mlp(from_vector(grid, {cells * cells, 2})), 1).indices.to_vector<int64_t>();
+      max(mlp(from_vector(grid, {cells * cells, 2})), 1).indices.to_vector<int64_t>();
   std::ostringstream os;
   const double cw = size * (x1 - x0) / (y1 - y0) / cells, ch = size / cells;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << cw * cells << "\" height=\"" << size
@@ -96,8 +96,8 @@ int main(int argc, char** argv) {
   Tensor x, y;
   make_moons(100, 0.1, g, x, y);
   std::cout << "200 points in the plane, 100 per class; the first three:\n"
-            << raw::narrow(x, 0, 0, 3) << "\nlabels " << raw::narrow(y, 0, 0, 3) << " ... "
-            << raw::narrow(y, 0, 197, 3) << "\n";
+            << narrow(x, 0, 0, 3) << "\nlabels " << narrow(y, 0, 0, 3) << " ... "
+            << narrow(y, 0, 197, 3) << "\n";
 
   lesson::banner("2. The MLP");
   // >>> nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 2))

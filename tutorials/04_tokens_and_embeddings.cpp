@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
                         "        [-1.1925,  0.6984, -1.4097]])",
                         "embedded_sentence prints the article's 6 x 3 numbers");
   // An embedding is a lookup: the second word's vector is row 4 of the table.
-  lesson::expect(raw::select(embedded_sentence, 0, 1).to_vector<float>() ==
-                     raw::select(embed.weight, 0, 4).to_vector<float>(),
+  lesson::expect(select(embedded_sentence, 0, 1).to_vector<float>() ==
+                     select(embed.weight, 0, 4).to_vector<float>(),
                  "embedded_sentence[1] is embed.weight[4] ('is' has id 4)");
   return lesson::finish();
 }

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
               static_cast<long long>(V), static_cast<long long>(V), static_cast<long long>(V),
               static_cast<long long>(V * V));
   auto loss_of = [&](const Batch& b) {
-    return cross_entropy(view(table(b.x), {batch * block, V}), raw::view(b.y, {batch * block}));
+    return cross_entropy(view(table(b.x), {batch * block, V}), view(b.y, {batch * block}));
   };
   // Validation: 20 fixed batches (a generator seeded 0), as lesson 15 will draw them.
   auto val_loss = [&] {
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   {
     NoGradGuard no_grad;
     for (int i = 0; i < 200; ++i) {
-      const Tensor p = raw::softmax(raw::select(table.weight, 0, ids.back()), 0);
+      const Tensor p = softmax(select(table.weight, 0, ids.back()), 0);
       const std::vector<float> probs = p.to_vector<float>();
       double u = gs.uniform_double(), cum = 0;
       int64_t next = V - 1;

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   lesson::banner("2. The second word's query, key and value");
   // >>> x_2 = embedded_sentence[1]                # "is"
   // >>> query_2 = x_2 @ W_query; key_2 = x_2 @ W_key; value_2 = x_2 @ W_value
-  const Tensor x_2 = raw::select(embedded_sentence, 0, 1);
+  const Tensor x_2 = select(embedded_sentence, 0, 1);
   const Tensor query_2 = matmul(x_2, W_query);  // (3,) @ (3, 2) -> (2,)
   const Tensor key_2 = matmul(x_2, W_key);      // (2,)
   const Tensor value_2 = matmul(x_2, W_value);  // (4,)
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
                         "        [ 0.5605,  0.5645,  0.3676,  0.6429],\n"
                         "        [-1.2107, -0.4929, -1.0081, -1.4031]])",
                         "values match the article");
-  lesson::expect(lesson::digits(raw::select(keys, 0, 1)) == lesson::digits(key_2),
+  lesson::expect(lesson::digits(select(keys, 0, 1)) == lesson::digits(key_2),
                  "keys[1] is key_2");
   return lesson::finish();
 }

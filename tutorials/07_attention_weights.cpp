@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   const Tensor W_query = nn::Parameter(rand({3, d_out_kq}));
   const Tensor W_key = nn::Parameter(rand({3, d_out_kq}));
   const Tensor W_value = nn::Parameter(rand({3, d_out_v}));
-  const Tensor query_2 = matmul(raw::select(embedded_sentence, 0, 1), W_query);  // (2,)
+  const Tensor query_2 = matmul(select(embedded_sentence, 0, 1), W_query);  // (2,)
   const Tensor keys = matmul(embedded_sentence, W_key);                          // (6, 2)
   const Tensor values = matmul(embedded_sentence, W_value);                      // (6, 4)
 
@@ -57,13 +57,13 @@ int main(int argc, char** argv) {
   const Tensor attention_weights_2 =
       softmax(omega_2 / static_cast<float>(std::sqrt(static_cast<double>(d_k))), 0);
   lesson::show("attention_weights_2", attention_weights_2);
-  const float total = raw::sum(attention_weights_2).item<float>();
+  const float total = sum(attention_weights_2).item<float>();
   std::cout << "The weights sum to " << total << ": the softmax makes a probability\n"
             << "distribution over the six words. 'is' puts "
-            << std::lround(100 * raw::select(attention_weights_2, 0, 1).item<float>())
+            << std::lround(100 * select(attention_weights_2, 0, 1).item<float>())
             << "% of its attention on itself.\n"
             << "Without the 1/sqrt(d_k) the largest weight would be "
-            << raw::max(raw::softmax(omega_2, 0)).item<float>()
+            << max(softmax(omega_2, 0)).item<float>()
             << ": sharper, and a\nsharper softmax passes back smaller gradients.\n";
   lesson::expect_prints(attention_weights_2,
                         "tensor([0.0386, 0.6870, 0.0204, 0.0840, 0.1470, 0.0229])",

@@ -65,13 +65,13 @@ int main(int argc, char** argv) {
   lesson::show("W_Q", W_Q);
 
   lesson::banner("2. Q, K, V: one column per token");
-  const Tensor Q = raw::matmul(W_Q, X), K = raw::matmul(W_K, X), V = raw::matmul(W_V, X);
+  const Tensor Q = matmul(W_Q, X), K = matmul(W_K, X), V = matmul(W_V, X);
   lesson::show("Q = W_Q X", Q);
   lesson::show("K = W_K X", K);
   lesson::show("V = W_V X", V);
 
   lesson::banner("3. Scores K^T Q: column j is query j against the four keys");
-  const Tensor S = raw::matmul(raw::transpose(K, 0, 1), Q);
+  const Tensor S = matmul(transpose(K, 0, 1), Q);
   lesson::show("K^T Q", S);
 
   lesson::banner("4. Softmax down each column: by hand and exactly");
@@ -82,10 +82,10 @@ int main(int argc, char** argv) {
   // The same numbers from the library's core, in its row convention: queries are rows, so
   // transpose in and out.
   const Tensor core = attention::scaled_dot_product_attention(
-                          raw::transpose(Q, 0, 1), raw::transpose(K, 0, 1), raw::transpose(V, 0, 1))
+                          transpose(Q, 0, 1), transpose(K, 0, 1), transpose(V, 0, 1))
                           .weights;  // (4 queries, 4 keys)
   lesson::expect(
-      raw::max(raw::abs(raw::sub(raw::transpose(core, 0, 1), exact))).item<float>() < 1e-6,
+      max(abs(sub(transpose(core, 0, 1), exact))).item<float>() < 1e-6,
       "the exact column softmax is the core's weights, transposed");
   bool same_favourite = true;
   for (int64_t j = 0; j < 4; ++j) {
@@ -100,10 +100,10 @@ int main(int argc, char** argv) {
                  "the shortcuts sharpen the weights but keep each query's favourite key");
 
   lesson::banner("5. The output Z = V A: each column a weighted mix of value columns");
-  const Tensor Z_hand = raw::matmul(V, hand), Z_exact = raw::matmul(V, exact);
+  const Tensor Z_hand = matmul(V, hand), Z_exact = matmul(V, exact);
   lesson::show("by hand", Z_hand);
   lesson::show("exact", Z_exact);
-  const double gap = raw::max(raw::abs(raw::sub(Z_hand, Z_exact))).item<float>();
+  const double gap = max(abs(sub(Z_hand, Z_exact))).item<float>();
   std::printf(
       "largest difference: %.3f. 3^s with no scaling is e^(1.10 s) where the exact\n"
       "softmax uses e^(0.58 s): sharper weights, the same direction.\n",

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
                "better: there are no parameters. W_query, W_key and W_value are what make\n"
                "attention trainable.\n";
   // The diagonal wins in rows 1 to 5 and loses in row 0, as the text says.
-  const Tensor best = raw::argmax(simple.attention_weights, -1);
+  const Tensor best = argmax(simple.attention_weights, -1);
   lesson::expect(best.to_vector<int64_t>() == std::vector<int64_t>{2, 1, 2, 3, 4, 5},
                  "each row's largest weight is where the text says");
   lesson::expect(simple.num_parameters() == 0, "the simplified version has no parameters");
@@ -71,18 +71,18 @@ int main(int argc, char** argv) {
                         "        [-0.5296, -0.2799, -0.4107, -0.6006]])",
                         "the 6 x 4 output matches the article");
   lesson::expect_article(
-      lesson::digits(raw::select(context, 0, 1)) == "tensor([0.5313, 1.3607, 0.7891, 1.3110])",
+      lesson::digits(select(context, 0, 1)) == "tensor([0.5313, 1.3607, 0.7891, 1.3110])",
       "row 1 is lesson 07's context_vector_2");
 
   lesson::banner("3. The weights it used");
   lesson::show("sa.attention_weights", sa.attention_weights);
   std::cout << "Every row sums to 1. Row 1 is lesson 07's attention_weights_2. Modules keep\n"
                "the weights of their last forward pass for inspection (without history).\n";
-  lesson::expect_article(lesson::digits(raw::select(sa.attention_weights, 0, 1)) ==
+  lesson::expect_article(lesson::digits(select(sa.attention_weights, 0, 1)) ==
                              "tensor([0.0386, 0.6870, 0.0204, 0.0840, 0.1470, 0.0229])",
                          "row 1 of the weights is attention_weights_2");
   const float worst_row =
-      raw::max(raw::abs(raw::sub(raw::sum(sa.attention_weights, -1), 1.0f))).item<float>();
+      max(abs(sub(sum(sa.attention_weights, -1), 1.0f))).item<float>();
   lesson::expect(worst_row < 1e-6f, "every row of the weights sums to 1");
 
   lesson::banner("4. Gradients reach every weight matrix");

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
             << " column(s) are the single head above: the first head draws its\n"
                "weights first, right after the seed, exactly as the lone SelfAttention did. The\n"
                "other heads drew different weights and look at the sentence differently.\n";
-  lesson::expect(lesson::digits(raw::narrow(context_vecs, 1, 0, d_out_v)) == lesson::digits(one),
+  lesson::expect(lesson::digits(narrow(context_vecs, 1, 0, d_out_v)) == lesson::digits(one),
                  "the first head's columns are the single head's output");
   lesson::expect_prints(context_vecs,
                         "tensor([[-0.0185,  0.0170,  0.1999, -0.0860],\n"

@@ -52,9 +52,9 @@ int main(int argc, char** argv) {
   // >>> mask_simple = torch.tril(torch.ones(block_size, block_size))
   // >>> masked_simple = attn_weights * mask_simple
   // >>> masked_simple_norm = masked_simple / masked_simple.sum(dim=1, keepdim=True)
-  const Tensor mask_simple = raw::tril(ones({6, 6}));
+  const Tensor mask_simple = tril(ones({6, 6}));
   const Tensor masked_simple = attn_weights * mask_simple;
-  const Tensor masked_simple_norm = masked_simple / sum(masked_simple, 1, true);
+  const Tensor masked_simple_norm = masked_simple / sum(masked_simple, 1, /*keepdim=*/true);
   lesson::show("mask_simple", mask_simple);
   lesson::show("masked_simple", masked_simple);
   lesson::show("masked_simple_norm", masked_simple_norm);
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   // >>> mask = torch.triu(torch.ones(block_size, block_size), diagonal=1)
   // >>> masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
   // >>> attn_weights = torch.softmax(masked / d_out_kq**0.5, dim=1)
-  const Tensor mask = raw::triu(ones({6, 6}, Dtype::boolean), 1);   // true above the diagonal
+  const Tensor mask = triu(ones({6, 6}, Dtype::boolean), 1);   // true above the diagonal
   const Tensor masked = masked_fill(attn_scores, mask, -INFINITY);  // New: -inf hides a score
   const Tensor causal = softmax(masked / root_d, 1);
   lesson::show("masked", masked);
@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
   // then sees only its future, and the last word, with nothing left to see, gets all zeros.
   const AttentionOutput wrong = scaled_dot_product_attention(queries, keys, values, {.mask = mask});
   lesson::show("weights with masked_fill's mask given by mistake", wrong.weights);
-  lesson::expect(raw::select(wrong.weights, 0, 0).to_vector<float>()[0] == 0.0f &&
-                     raw::max(raw::select(wrong.weights, 0, 5)).item<float>() == 0.0f,
+  lesson::expect(select(wrong.weights, 0, 0).to_vector<float>()[0] == 0.0f &&
+                     max(select(wrong.weights, 0, 5)).item<float>() == 0.0f,
                  "the wrong mask hides 'Life' from itself and leaves the last word nothing");
 
   lesson::banner("5. The CausalAttention module, both ways");
@@ -108,13 +108,13 @@ int main(int argc, char** argv) {
   CausalAttention by_multiply(3, d_out_kq, d_out_v, CausalMasking::multiply_and_renormalise);
   const Tensor out_inf = by_inf(x), out_multiply = by_multiply(x);
   lesson::show("CausalAttention (-inf)", out_inf);
-  const float max_diff = raw::max(raw::abs(raw::sub(out_inf, out_multiply))).item<float>();
+  const float max_diff = max(abs(sub(out_inf, out_multiply))).item<float>();
   std::cout << "largest difference between the methods: " << max_diff
             << " (rounding: method 1 divides by a row sum)\n";
   std::cout << "Row 0 of the output is value 0 itself: 'Life' can only see 'Life'.\n";
   lesson::expect(max_diff < 1e-6f, "the module's two methods agree to 1e-6");
   lesson::expect(
-      lesson::digits(raw::select(out_inf, 0, 0)) == lesson::digits(raw::select(values, 0, 0)),
+      lesson::digits(select(out_inf, 0, 0)) == lesson::digits(select(values, 0, 0)),
       "the first word's output is its own value vector");
   return lesson::finish();
 }

@@ -31,13 +31,13 @@ using namespace qkv::attention;
 namespace {
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
-  return raw::max(raw::abs(raw::sub(a, b))).item<float>();
+  return max(abs(sub(a, b))).item<float>();
 }
 
 // J = diag(s) - s s^T for a softmax output s (n,).
 Tensor softmax_jacobian(const Tensor& s) {
   const int64_t n = s.size(0);
-  Tensor j = raw::neg(raw::matmul(raw::view(s, {n, 1}), raw::view(s, {1, n})));
+  Tensor j = neg(matmul(view(s, {n, 1}), view(s, {1, n})));
   for (int64_t i = 0; i < n; ++i) j.data_ptr()[i * n + i] += s.at({i});
   return j;
 }
@@ -57,22 +57,22 @@ int main(int argc, char** argv) {
 
   lesson::banner("1. The softmax Jacobian");
   const Tensor z = from_vector(std::vector<float>{1.0f, 2.0f, 0.5f}, {3});
-  const Tensor s = raw::softmax(z, 0);
+  const Tensor s = softmax(z, 0);
   const Tensor J = softmax_jacobian(s);
   lesson::show("s = softmax([1, 2, 0.5])", s);
   lesson::show("J = diag(s) - s s^T", J);
   // Autograd's J, row by row: backward of s_i alone gives row i (J is symmetric).
   double worst = 0;
   for (int64_t i = 0; i < 3; ++i) {
-    const Tensor zl = requires_grad_(raw::clone(z));
+    const Tensor zl = requires_grad_(clone(z));
     backward(select(softmax(zl, 0), 0, i));
-    worst = std::max(worst, max_abs_diff(grad(zl), raw::select(J, 0, i)));
+    worst = std::max(worst, max_abs_diff(grad(zl), select(J, 0, i)));
   }
   lesson::expect(worst < 1e-7, "autograd's softmax gradient is diag(s) - s s^T, row by row");
   const GradcheckResult gc =
       gradcheck([](const std::vector<Tensor>& in) { return softmax(in[0], 0); }, {z});
   lesson::expect(gc.ok, "and gradcheck (finite differences) agrees");
-  lesson::expect(raw::max(raw::abs(raw::sum(J, 1))).item<float>() < 1e-7,
+  lesson::expect(max(abs(sum(J, 1))).item<float>() < 1e-7,
                  "each row of J sums to 0: the weights always sum to 1");
 
   lesson::banner("2. Gradients of SelfAttention(3, " + std::to_string(d_out_kq) + ", " +
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
                v = matmul(x, causal.W_value);
   const Tensor scores = matmul(q, transpose(k, 0, 1));
   retain_grad(scores);
-  const Tensor future = raw::logical_not(causal_mask(6));
+  const Tensor future = logical_not(causal_mask(6));
   const Tensor w = softmax(masked_fill(scores, future, -INFINITY) / root_d, -1);
   backward(sum(matmul(w, v)));
   lesson::expect_prints(grad(causal.W_query),
@@ -149,8 +149,8 @@ int main(int argc, char** argv) {
   const Tensor q2 = matmul(x, renorm.W_query), k2 = matmul(x, renorm.W_key),
                v2 = matmul(x, renorm.W_value);
   const Tensor all = softmax(matmul(q2, transpose(k2, 0, 1)) / root_d, -1);
-  const Tensor kept = all * raw::to(causal_mask(6), Dtype::float32);
-  backward(sum(matmul(kept / sum(kept, -1, true), v2)));
+  const Tensor kept = all * to(causal_mask(6), Dtype::float32);
+  backward(sum(matmul(kept / sum(kept, -1, /*keepdim=*/true), v2)));
   const double methods = std::max({max_abs_diff(grad(renorm.W_query), grad(causal.W_query)),
                                    max_abs_diff(grad(renorm.W_key), grad(causal.W_key)),
                                    max_abs_diff(grad(renorm.W_value), grad(causal.W_value))});
@@ -168,17 +168,17 @@ int main(int argc, char** argv) {
   double j_small_raw = 0, j_large_raw = 0, j_small_scaled = 0, j_large_scaled = 0;
   for (int64_t dk : {4, 16, 64, 256, 1024}) {
     const Tensor qs = randn({200, dk}, &g), ks = randn({8, dk}, &g);
-    const Tensor raw_scores = raw::matmul(qs, raw::transpose(ks, 0, 1));  // (200, 8)
+    const Tensor raw_scores = matmul(qs, transpose(ks, 0, 1));  // (200, 8)
     double stats[2][2] = {};
     for (int scaled = 0; scaled < 2; ++scaled) {
       const Tensor sc =
-          scaled ? raw::div(raw_scores, std::sqrt(static_cast<float>(dk))) : raw_scores;
-      const Tensor ws = raw::softmax(sc, 1);
+          scaled ? div(raw_scores, std::sqrt(static_cast<float>(dk))) : raw_scores;
+      const Tensor ws = softmax(sc, 1);
       for (int64_t r = 0; r < 200; ++r) {
-        const Tensor row = raw::select(ws, 0, r);
-        stats[scaled][0] += raw::max(row).item<float>() / 200;
+        const Tensor row = select(ws, 0, r);
+        stats[scaled][0] += max(row).item<float>() / 200;
         const Tensor jr = softmax_jacobian(row);
-        stats[scaled][1] += std::sqrt(raw::sum(raw::mul(jr, jr)).item<float>()) / 200;
+        stats[scaled][1] += std::sqrt(sum(mul(jr, jr)).item<float>()) / 200;
       }
     }
     std::printf("  %6lld  %10.3f  %10.4f  %10.3f  %10.4f\n", static_cast<long long>(dk),

@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   // >>> value = nn.Linear(C, head_size, bias=False)
   manual_seed(static_cast<uint64_t>(seed));
   const Tensor x = randn({B, T, C});
-  nn::Linear key(C, head_size, false), query(C, head_size, false), value(C, head_size, false);
+  nn::Linear key(C, head_size, /*bias=*/false), query(C, head_size, /*bias=*/false),
+      value(C, head_size, /*bias=*/false);
   std::cout << "x " << shape_str(x.shape()) << ": " << B << " sequences of " << T << " tokens, "
             << C << " numbers each\n";
 
@@ -59,11 +60,11 @@ int main(int argc, char** argv) {
   // >>> wei = F.softmax(wei, dim=-1)
   // >>> v = value(x); out = wei @ v
   const Tensor k = key(x), q = query(x), v = value(x);
-  AttentionOptions options;
-  options.causal = true;  // the tril mask
-  options.scale = 1.0;    // the video's first version has no scaling yet
-  const AttentionOutput a = scaled_dot_product_attention(q, k, v, options);
-  const Tensor wei0 = raw::select(a.weights, 0, 0);
+  const AttentionOutput a = scaled_dot_product_attention(
+      q, k, v,
+      {.causal = true,  // the tril mask
+       .scale = 1.0});  // the video's first version has no scaling yet
+  const Tensor wei0 = select(a.weights, 0, 0);
   std::cout << "out.shape: " << shape_str(a.output.shape()) << "\n";
   lesson::show("wei[0]", wei0);
   lesson::expect_prints(
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
       "        [0.1691, 0.4066, 0.0438, 0.0416, 0.1048, 0.2012, 0.0329, 0.0000],\n"
       "        [0.0210, 0.0843, 0.0555, 0.2297, 0.0573, 0.0709, 0.2423, 0.2391]])",
       "wei[0] is the matrix in the video");
-  lesson::expect_prints(raw::narrow(raw::narrow(raw::select(a.output, 0, 0), 0, 0, 2), 1, 0, 4),
+  lesson::expect_prints(narrow(narrow(select(a.output, 0, 0), 0, 0, 2), 1, 0, 4),
                         "tensor([[-0.1571,  0.8801,  0.1615, -0.7824],\n"
                         "        [ 0.6764, -0.5477, -0.2478,  0.3143]])",
                         "out[0, :2, :4] matches PyTorch");
@@ -108,14 +109,14 @@ int main(int argc, char** argv) {
   const Tensor x_again = randn({B, T, C});
   Head head(C, head_size);  // New: key, query, value inside a Module, scaled by 16^-0.5
   const Tensor out = head(x_again);
-  lesson::show("head.attention_weights[0]", raw::select(head.attention_weights, 0, 0));
+  lesson::show("head.attention_weights[0]", select(head.attention_weights, 0, 0));
   lesson::article_note(
       "The same rows, flatter: row 1 is now 0.3966 / 0.6034 instead of 0.1574 / 0.8426.\n");
   lesson::expect_article(
-      lesson::digits(raw::select(raw::select(head.attention_weights, 0, 0), 0, 1)) ==
+      lesson::digits(select(select(head.attention_weights, 0, 0), 0, 1)) ==
           "tensor([0.3966, 0.6034, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000])",
       "the scaled weights of row 1 match PyTorch (0.3966, 0.6034)");
-  lesson::expect_prints(raw::narrow(raw::narrow(raw::select(out, 0, 0), 0, 0, 2), 1, 0, 4),
+  lesson::expect_prints(narrow(narrow(select(out, 0, 0), 0, 0, 2), 1, 0, 4),
                         "tensor([[-0.1571,  0.8801,  0.1615, -0.7824],\n"
                         "        [ 0.4397, -0.1423, -0.1316,  0.0029]])",
                         "the head's out[0, :2, :4] matches PyTorch (row 0 is value 0 either way)");

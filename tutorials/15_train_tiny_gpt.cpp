@@ -9,6 +9,12 @@
 //     that generates text never has the next token to peek at, so its loss at the last position
 //     (val_loss_last, all that generation sees) stays bad and its samples fall apart;
 //   - how the attention maps look when the model has learned (an SVG, and one in the terminal).
+//   - which attention runs: each block splits q, k and v into heads and calls
+//     scaled_dot_product_attention, the core of lessons 09-12. For plain causal self-attention
+//     the core picks a fused kernel that gives the same numbers in fewer passes (as PyTorch's
+//     SDPA picks a backend); --fused 0 (or QKV_FUSED=0) runs the composed ops instead:
+//     matmul, masked_fill, softmax, matmul. The printed losses are the same; only the speed
+//     changes.
 // What comes before: lessons 12 (causal masking) and 14 (a batched head).
 // Run it: ./build/release/tutorials/15_train_tiny_gpt              (the built-in corpus)
 //         ./build/release/tutorials/15_train_tiny_gpt --help       (every flag)
@@ -43,114 +49,55 @@ namespace {
 struct Options {
   std::string data;  // empty: the built-in corpus
   int64_t n_embd = 64, n_head = 4, n_layer = 2, block = 32, batch = 16, steps = 1500;
-  int64_t seed = 1337, threads = 0, eval_batches = 20, log_every = 50;
+  int64_t seed = 1337, threads = 0, eval_batches = 20, log_every = 50, fused = 1;
   double lr = 1e-3;
-  bool no_causal = false, compare = true;
+  bool no_causal = false, no_compare = false;
   std::string save, load, svg_dir = ".", write_corpus;
   int64_t sample = 300, top_k = 0;
   double temperature = 0.8;
 };
 
-const char* kUsage =
-    "usage: 15_train_tiny_gpt [--data FILE] [--n_embd 64] [--n_head 4] [--n_layer 2] [--block 32]\n"
-    "         [--batch 16] [--steps 1500] [--lr 1e-3] [--seed 1337] [--threads N] [--eval_batches "
-    "20]\n"
-    "         [--log_every 50] [--no_causal] [--no_compare] [--save FILE] [--load FILE]\n"
-    "         [--sample 300] [--temperature 0.8] [--top_k 0] [--svg_dir .] [--write_corpus FILE]\n"
-    "  --data FILE        UTF-8 text to train on (default: the built-in corpus)\n"
-    "  --no_causal        train without the causal mask (the twin's flag too)\n"
-    "  --no_compare       skip the second, unmasked run that the lesson compares against\n"
-    "  --save / --load    safetensors weights with the twin's state_dict names\n"
-    "  --sample N         characters to generate (temperature, top_k: 0 = all)\n"
-    "  --threads N        worker threads (default: QKV_NUM_THREADS or every core)\n"
-    "  --write_corpus F   write the built-in corpus to F (to train the twin on it) and exit\n";
-
-[[noreturn]] void fail(const std::string& message) {
-  std::cerr << "15_train_tiny_gpt: error: " << message << "\n";
-  std::exit(2);
-}
-
-int64_t parse_int(const std::string& flag, const std::string& text) {
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty()) fail(flag + " expects an integer, got \"" + text + "\"");
-  return v;
-}
-
-double parse_double(const std::string& flag, const std::string& text) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || !std::isfinite(v))
-    fail(flag + " expects a number, got \"" + text + "\"");
-  return v;
+// The lesson's flags (tutorials/common/flags.h); --help lists them with their defaults.
+lesson::Flags flags_for(Options& o) {
+  lesson::Flags f("15_train_tiny_gpt", "Train a tiny GPT on a text, then again without the mask.");
+  f.text("--data", &o.data, "UTF-8 text to train on (default: the built-in corpus)");
+  f.number("--n_embd", &o.n_embd, "embedding width C");
+  f.number("--n_head", &o.n_head, "attention heads");
+  f.number("--n_layer", &o.n_layer, "transformer blocks");
+  f.number("--block", &o.block, "context length T");
+  f.number("--batch", &o.batch, "sequences per batch B");
+  f.number("--steps", &o.steps, "AdamW steps", 0);
+  f.real("--lr", &o.lr, "AdamW's learning rate");
+  f.number("--seed", &o.seed, "seed of the weights, batches and samples", 0);
+  f.number("--threads", &o.threads, "worker threads; 0: QKV_NUM_THREADS or every core", 0);
+  f.number("--eval_batches", &o.eval_batches, "validation batches");
+  f.number("--log_every", &o.log_every, "steps between loss lines");
+  f.number("--fused", &o.fused, "1: fused attention kernels; 0: the composed ops", 0, 1);
+  f.on_off("--no_causal", &o.no_causal, "train without the causal mask (the twin's flag too)");
+  f.on_off("--no_compare", &o.no_compare, "skip the second, unmasked run the lesson compares");
+  f.text("--save", &o.save, "write the weights (safetensors, PyTorch's names)");
+  f.text("--load", &o.load, "start from these weights");
+  f.number("--sample", &o.sample, "characters to generate", 0);
+  f.real("--temperature", &o.temperature, "sampling temperature");
+  f.number("--top_k", &o.top_k, "sample from the k likeliest; 0: from all", 0);
+  f.text("--svg_dir", &o.svg_dir, "where the figures go");
+  f.text("--write_corpus", &o.write_corpus, "write the built-in corpus here (for the twin), exit");
+  return f;
 }
 
 Options parse(int argc, char** argv) {
   Options o;
-  std::map<std::string, int64_t*> ints = {
-      {"--n_embd", &o.n_embd},       {"--n_head", &o.n_head},   {"--n_layer", &o.n_layer},
-      {"--block", &o.block},         {"--batch", &o.batch},     {"--steps", &o.steps},
-      {"--seed", &o.seed},           {"--threads", &o.threads}, {"--eval_batches", &o.eval_batches},
-      {"--log_every", &o.log_every}, {"--sample", &o.sample},   {"--top_k", &o.top_k}};
-  std::map<std::string, double*> doubles = {{"--lr", &o.lr}, {"--temperature", &o.temperature}};
-  std::map<std::string, std::string*> strings = {{"--data", &o.data},
-                                                 {"--save", &o.save},
-                                                 {"--load", &o.load},
-                                                 {"--svg_dir", &o.svg_dir},
-                                                 {"--write_corpus", &o.write_corpus}};
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      std::cout << kUsage;
-      std::exit(0);
-    }
-    if (flag == "--no_causal") {
-      o.no_causal = true;
-      continue;
-    }
-    if (flag == "--no_compare") {
-      o.compare = false;
-      continue;
-    }
-    const bool known = ints.count(flag) || doubles.count(flag) || strings.count(flag);
-    if (!known) fail("unknown flag \"" + flag + "\" (see --help)");
-    if (i + 1 >= argc) fail(flag + " needs a value");
-    const std::string value = argv[++i];
-    if (ints.count(flag))
-      *ints[flag] = parse_int(flag, value);
-    else if (doubles.count(flag))
-      *doubles[flag] = parse_double(flag, value);
-    else
-      *strings[flag] = value;
-  }
-  for (auto [name, v] :
-       std::vector<std::pair<const char*, int64_t>>{{"--n_embd", o.n_embd},
-                                                    {"--n_head", o.n_head},
-                                                    {"--n_layer", o.n_layer},
-                                                    {"--block", o.block},
-                                                    {"--batch", o.batch},
-                                                    {"--eval_batches", o.eval_batches},
-                                                    {"--log_every", o.log_every}})
-    if (v <= 0) fail(std::string(name) + " must be positive, got " + std::to_string(v));
-  if (o.steps < 0 || o.sample < 0 || o.top_k < 0 || o.threads < 0)
-    fail("--steps, --sample, --top_k and --threads must be >= 0");
+  const lesson::Flags f = flags_for(o);
+  f.parse(argc, argv);
   if (o.n_embd % o.n_head != 0)
-    fail("--n_embd (" + std::to_string(o.n_embd) + ") must be divisible by --n_head (" +
-         std::to_string(o.n_head) + ")");
-  if (!(o.lr > 0)) fail("--lr must be positive");
-  if (!(o.temperature > 0)) fail("--temperature must be positive");
-  if (o.seed < 0) fail("--seed must be >= 0");
+    f.fail("--n_embd (" + std::to_string(o.n_embd) + ") must be divisible by --n_head (" +
+           std::to_string(o.n_head) + ")");
   return o;
+}
+
+[[noreturn]] void fail(const std::string& message) {
+  Options o;
+  flags_for(o).fail(message);
 }
 
 // ---- data -----------------------------------------------------------------------------------
@@ -183,89 +130,99 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
+// A progress line on stderr (step, loss, tokens/s, time left), redrawn at most 4 times a second.
+class Progress {
+ public:
+  explicit Progress(const Options& o) : o_(o) {}
+  void update(int64_t step, double loss) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(250) && step + 1 != o_.steps) return;
+    last_ = now;
+    const double s = seconds(), done = static_cast<double>(step + 1);
+    std::cerr << "\r  step " << step + 1 << "/" << o_.steps << "  loss " << format("%.4f", loss)
+              << "  " << format("%.0f", done * static_cast<double>(o_.batch * o_.block) / s)
+              << " tok/s  ETA " << format("%.0f", s / done * static_cast<double>(o_.steps) - s)
+              << " s   " << std::flush;
+  }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  ~Progress() {
+    if (o_.steps > 0) std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
+  }
+
+ private:
+  const Options& o_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+};
+
+// The mean cross-entropy of `batches` batches from `data` (generator seeded `seed`), over all
+// positions and at the last position alone (all that generation ever sees).
+std::pair<double, double> evaluate(GPT& m, const Tensor& data, const Options& o, int64_t batches,
+                                   uint64_t seed) {
+  NoGradGuard no_grad;
+  Generator g(seed);
+  const int64_t N = o.batch * o.block, V = m.config.vocab_size;
+  double all = 0, last = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    const Batch b = get_batch(data, o.block, o.batch, g);
+    const Tensor logits = m(b.x);  // (B, T, V)
+    all += cross_entropy(view(logits, {N, V}), view(b.y, {N})).item<float>();
+    last += cross_entropy(contiguous(select(logits, 1, o.block - 1)),
+                          contiguous(select(b.y, 1, o.block - 1)))
+                .item<float>();
+  }
+  return {all / static_cast<double>(batches), last / static_cast<double>(batches)};
+}
+
 RunResult train(const Options& o, const CharTokenizer& tok, const TextSplit& split, bool causal,
                 const std::string& label) {
   RunResult r;
   manual_seed(static_cast<uint64_t>(o.seed));  // model init draws from the default generator
-  GPTConfig config{.vocab_size = tok.vocab_size(),
-                   .n_embd = o.n_embd,
-                   .n_head = o.n_head,
-                   .n_layer = o.n_layer,
-                   .block = o.block,
-                   .causal = causal};
-  r.model = std::make_shared<GPT>(config);
+  r.model = std::make_shared<GPT>(GPTConfig{.vocab_size = tok.vocab_size(),
+                                            .n_embd = o.n_embd,
+                                            .n_head = o.n_head,
+                                            .n_layer = o.n_layer,
+                                            .block = o.block,
+                                            .causal = causal});
   GPT& m = *r.model;
-  if (!o.load.empty()) {
-    try {
+  if (!o.load.empty()) try {
       nn::load(m, o.load);
     } catch (const Error& e) {
       fail("--load: " + std::string(e.what()));
     }
-  }
   nn::AdamW opt(m.parameters(), o.lr);         // betas (0.9, 0.999), eps 1e-8, weight_decay 0.01
   Generator g(static_cast<uint64_t>(o.seed));  // training batches: their own generator
-  const int64_t V = tok.vocab_size();
+  const int64_t N = o.batch * o.block, V = tok.vocab_size();
   std::cout << "\n--- training " << label << ": " << m.num_parameters() << " parameters, "
             << o.steps << " steps of " << o.batch << " x " << o.block << " tokens ---\n";
-  const auto t0 = std::chrono::steady_clock::now();
-  auto last_progress = t0;
-  Tensor loss;
+  Progress progress(o);
   for (int64_t step = 0; step < o.steps; ++step) {
-    const Batch b = get_batch(split.train, o.block, o.batch, g);
-    const Tensor logits = m(b.x);  // (B, T, V)
-    loss = cross_entropy(view(logits, {o.batch * o.block, V}), raw::view(b.y, {o.batch * o.block}));
+    const Batch b = get_batch(split.train, o.block, o.batch, g);  // x, y (B, T); y: x moved by 1
+    const Tensor logits = m(b.x);                                  // (B, T, V)
+    const Tensor loss = cross_entropy(view(logits, {N, V}), view(b.y, {N}));
     const double value = loss.item<float>();
-    if (step == 0) r.step0_loss = value;
+    r.losses.emplace_back(static_cast<double>(step), value);
     if (step % o.log_every == 0)
       std::cout << "step " << step << " loss " << format("%.4f", value) << std::endl;
-    r.losses.emplace_back(static_cast<double>(step), value);
     opt.zero_grad();
     backward(loss);
     opt.step();
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_progress > std::chrono::milliseconds(250) || step + 1 == o.steps) {
-      last_progress = now;
-      const double s = std::chrono::duration<double>(now - t0).count();
-      const double tps = static_cast<double>((step + 1) * o.batch * o.block) / s;
-      const double eta =
-          s / static_cast<double>(step + 1) * static_cast<double>(o.steps - step - 1);
-      std::cerr << "\r  step " << step + 1 << "/" << o.steps << "  loss " << format("%.4f", value)
-                << "  " << format("%.0f", tps) << " tok/s  ETA " << format("%.0f", eta) << " s   "
-                << std::flush;
-    }
+    progress.update(step, value);
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (o.steps > 0) std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
-  r.tokens_per_s = o.steps > 0 ? static_cast<double>(o.batch * o.block * o.steps) / seconds : 0;
-  r.step_ms = o.steps > 0 ? 1000 * seconds / static_cast<double>(o.steps) : 0;
+  if (o.steps > 0) {
+    r.tokens_per_s = static_cast<double>(N * o.steps) / progress.seconds();
+    r.step_ms = 1000 * progress.seconds() / static_cast<double>(o.steps);
+  }
 
-  // Validation: eval_batches fixed batches (a generator seeded 0), all positions and the last.
-  Generator gv(0);
-  double tot = 0, last = 0;
-  {
-    NoGradGuard no_grad;
-    for (int64_t i = 0; i < o.eval_batches; ++i) {
-      const Batch b = get_batch(split.val, o.block, o.batch, gv);
-      const Tensor logits = m(b.x);
-      tot += cross_entropy(raw::view(logits, {o.batch * o.block, V}),
-                           raw::view(b.y, {o.batch * o.block}))
-                 .item<float>();
-      last += cross_entropy(raw::contiguous(raw::select(logits, 1, o.block - 1)),
-                            raw::contiguous(raw::select(b.y, 1, o.block - 1)))
-                  .item<float>();
-    }
-    r.train_loss = loss.defined() ? loss.item<float>() : 0;
-    r.val_loss = tot / static_cast<double>(o.eval_batches);
-    r.val_loss_last = last / static_cast<double>(o.eval_batches);
-    if (!loss.defined()) {  // --steps 0: report the loss of one training batch, untrained
-      Generator g0(static_cast<uint64_t>(o.seed));
-      const Batch b = get_batch(split.train, o.block, o.batch, g0);
-      r.train_loss = r.step0_loss = cross_entropy(raw::view(m(b.x), {o.batch * o.block, V}),
-                                                  raw::view(b.y, {o.batch * o.block}))
-                                        .item<float>();
-    }
+  // The losses: training (the last step's; with --steps 0, one batch's, untrained) and validation.
+  if (o.steps > 0) {
+    r.step0_loss = r.losses.front().second;
+    r.train_loss = r.losses.back().second;
+  } else {
+    r.step0_loss = r.train_loss = evaluate(m, split.train, o, 1, o.seed).first;
   }
+  std::tie(r.val_loss, r.val_loss_last) = evaluate(m, split.val, o, o.eval_batches, 0);
   std::cout << "summary params=" << m.num_parameters() << " vocab=" << V
             << " train_loss=" << format("%.4f", r.train_loss)
             << " val_loss=" << format("%.4f", r.val_loss)
@@ -275,7 +232,7 @@ RunResult train(const Options& o, const CharTokenizer& tok, const TextSplit& spl
   if (o.sample > 0) {
     Generator gs(static_cast<uint64_t>(o.seed));
     const std::vector<int64_t> start = {split.val.to_vector<int64_t>()[0]};
-    SampleOptions so{.temperature = o.temperature, .top_k = o.top_k};
+    const SampleOptions so{.temperature = o.temperature, .top_k = o.top_k};
     r.sample = tok.decode(m.generate(start, o.sample, so, gs));
     std::cout << "sample (" << label << "):\n" << r.sample << "\n";
   }
@@ -296,7 +253,7 @@ void show_attention(GPT& m, const CharTokenizer& tok, const TextSplit& split, co
                     const std::string& path) {
   NoGradGuard no_grad;
   const int64_t T = std::min<int64_t>(o.block, 24);
-  const Tensor x = raw::view(raw::contiguous(raw::narrow(split.val, 0, 0, T)), {1, T});
+  const Tensor x = view(contiguous(narrow(split.val, 0, 0, T)), {1, T});
   m(x);
   std::vector<std::string> labels;
   for (int64_t id : x.to_vector<int64_t>()) {
@@ -307,7 +264,7 @@ void show_attention(GPT& m, const CharTokenizer& tok, const TextSplit& split, co
   std::vector<std::string> titles;
   for (int64_t l = 0; l < o.n_layer; ++l)
     for (int64_t h = 0; h < o.n_head; ++h) {
-      maps.push_back(raw::select(raw::select(m.block(l).attention_weights, 0, 0), 0, h));
+      maps.push_back(select(select(m.block(l).attention_weights, 0, 0), 0, h));
       titles.push_back("layer " + std::to_string(l) + " head " + std::to_string(h));
     }
   write_or_fail(path, lesson::svg_heatmaps(maps, titles, labels));
@@ -326,6 +283,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (o.threads > 0) set_num_threads(static_cast<int>(o.threads));
+  set_fused_enabled(o.fused == 1);  // tensor/fused.h; the same numbers either way
   const bool builtin = o.data.empty();
   const std::string text = builtin ? lesson::builtin_corpus() : read_text(o.data);
   std::unique_ptr<CharTokenizer> tok;
@@ -350,7 +308,11 @@ int main(int argc, char** argv) {
   std::cout << "data: " << (builtin ? std::string("the built-in corpus") : o.data) << ", "
             << ids.size(0) << " characters, vocabulary of " << tok->vocab_size() << ", "
             << split.train.size(0) << " train / " << split.val.size(0) << " validation\n"
-            << "threads: " << num_threads() << "\n";
+            << "threads: " << num_threads() << "\n"
+            << "attention: "
+            << (fused_enabled() ? "the fused kernel (--fused 0: the composed ops)"
+                                : "the composed ops (--fused 1: the fused kernel)")
+            << "\n";
 
   const bool causal = !o.no_causal;
   RunResult main_run =
@@ -370,8 +332,8 @@ int main(int argc, char** argv) {
 
   // The lesson: the same model, the same batches, no mask.
   int cheat_gap = -1;  // did the unmasked run cheat as the lesson says? 1 yes, 0 no, -1 not run
-  if (o.compare && causal && o.steps > 0) {
-    RunResult cheat = train(o, *tok, split, false, "without the mask");
+  if (!o.no_compare && causal && o.steps > 0) {
+    RunResult cheat = train(o, *tok, split, /*causal=*/false, "without the mask");
     curves.push_back({"no mask", cheat.losses});
     show_attention(*cheat.model, *tok, split, o, dir + "/tiny_gpt_attention_no_mask.svg");
     std::cout << "\n=== What the mask is for ===\n"

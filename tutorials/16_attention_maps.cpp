@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> titles;
     for (int64_t layer = 0; layer < config.n_layer; ++layer)
       for (int64_t h = 0; h < config.n_head; ++h) {
-        maps.push_back(raw::select(raw::select(m.block(layer).attention_weights, 0, 0), 0, h));
+        maps.push_back(select(select(m.block(layer).attention_weights, 0, 0), 0, h));
         titles.push_back(when + " layer " + std::to_string(layer) + " head " + std::to_string(h));
       }
     nn::write_file_atomic(svg_dir + "/" + file, lesson::svg_heatmaps(maps, titles, labels));
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
   for (int64_t step = 0; step < steps; ++step) {
     const Batch b = get_batch(split.train, config.block, 16, g);
     const Tensor loss = cross_entropy(view(m(b.x), {16 * config.block, config.vocab_size}),
-                                      raw::view(b.y, {16 * config.block}));
+                                      view(b.y, {16 * config.block}));
     opt.zero_grad();
     backward(loss);
     opt.step();

@@ -36,8 +36,8 @@ int main() {
   nn::LayerNorm ln(C);
   const Tensor h = ln(x);
   std::printf("after layer norm: each of the 12 rows has mean %.1e and variance %.4f\n",
-              raw::mean(raw::select(raw::select(h, 0, 0), 0, 0)).item<float>(),
-              raw::var(raw::select(raw::select(h, 0, 0), 0, 0), 0, false, 0).item<float>());
+              mean(select(select(h, 0, 0), 0, 0)).item<float>(),
+              var(select(select(h, 0, 0), 0, 0), 0, /*keepdim=*/false, /*correction=*/0).item<float>());
 
   lesson::banner("2. One head: q, k, v of 64 from 768");
   MultiHeadAttention attn(C, H, {.causal = true});  // q, k, v, o: 768 x 768 each (all heads)
@@ -45,19 +45,19 @@ int main() {
   // stores weight as (out, in)), i.e. three 768 x 64 matrices.
   NoGradGuard no_grad;
   auto head_of = [&](nn::Linear& lin, int64_t head) {
-    return raw::add(raw::matmul(h, raw::transpose(raw::narrow(lin.weight, 0, head * D, D), 0, 1)),
-                    raw::narrow(lin.bias, 0, head * D, D));  // (1, 12, 64)
+    return add(matmul(h, transpose(narrow(lin.weight, 0, head * D, D), 0, 1)),
+                    narrow(lin.bias, 0, head * D, D));  // (1, 12, 64)
   };
   const Tensor q0 = head_of(*attn.q, 0), k0 = head_of(*attn.k, 0), v0 = head_of(*attn.v, 0);
   std::printf("q, k, v of head 0: %s each\n", shape_str(q0.shape()).c_str());
-  const Tensor scores = raw::div(raw::matmul(q0, raw::transpose(k0, 1, 2)), 8.0f);  // sqrt(64)
-  const Tensor masked = raw::masked_fill(scores, raw::logical_not(causal_mask(T)), -INFINITY);
-  const Tensor weights = raw::softmax(masked, -1);
+  const Tensor scores = div(matmul(q0, transpose(k0, 1, 2)), 8.0f);  // sqrt(64)
+  const Tensor masked = masked_fill(scores, logical_not(causal_mask(T)), -INFINITY);
+  const Tensor weights = softmax(masked, -1);
   std::cout << "scores / 8, masked (rows 0-3 of 12, first 5 columns):\n"
-            << raw::narrow(raw::narrow(raw::select(masked, 0, 0), 0, 0, 4), 1, 0, 5)
+            << narrow(narrow(select(masked, 0, 0), 0, 0, 4), 1, 0, 5)
             << "\nweights (the same corner):\n"
-            << raw::narrow(raw::narrow(raw::select(weights, 0, 0), 0, 0, 4), 1, 0, 5) << "\n";
-  const Tensor z0 = raw::matmul(weights, v0);  // (1, 12, 64): head 0's contextual vectors
+            << narrow(narrow(select(weights, 0, 0), 0, 0, 4), 1, 0, 5) << "\n";
+  const Tensor z0 = matmul(weights, v0);  // (1, 12, 64): head 0's contextual vectors
   std::printf("contextual vectors of head 0: %s\n", shape_str(z0.shape()).c_str());
 
   lesson::banner("3. Twelve heads, concatenated, mixed by W_O");
@@ -65,16 +65,16 @@ int main() {
   for (int64_t hd = 0; hd < H; ++hd) {
     const Tensor qh = head_of(*attn.q, hd), kh = head_of(*attn.k, hd), vh = head_of(*attn.v, hd);
     const Tensor wh =
-        raw::softmax(raw::masked_fill(raw::div(raw::matmul(qh, raw::transpose(kh, 1, 2)), 8.0f),
-                                      raw::logical_not(causal_mask(T)), -INFINITY),
+        softmax(masked_fill(div(matmul(qh, transpose(kh, 1, 2)), 8.0f),
+                                      logical_not(causal_mask(T)), -INFINITY),
                      -1);
-    heads.push_back(raw::matmul(wh, vh));
+    heads.push_back(matmul(wh, vh));
   }
-  const Tensor concat = raw::cat(heads, -1);  // (1, 12, 768)
+  const Tensor concat = cat(heads, -1);  // (1, 12, 768)
   const Tensor out = attn.o->forward(concat);
   std::printf("concat of 12 heads: %s; after W_O (768 x 768): %s\n",
               shape_str(concat.shape()).c_str(), shape_str(out.shape()).c_str());
-  const double diff = raw::max(raw::abs(raw::sub(out, attn(h)))).item<float>();
+  const double diff = max(abs(sub(out, attn(h)))).item<float>();
   std::printf("max |head by head - MultiHeadAttention(h)| = %.1e\n", diff);
   lesson::expect(diff < 1e-4, "twelve heads by hand equal the fused module");
 

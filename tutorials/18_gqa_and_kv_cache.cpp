@@ -25,7 +25,7 @@ using namespace qkv::attention;
 namespace {
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
-  return raw::max(raw::abs(raw::sub(a, b))).item<float>();
+  return max(abs(sub(a, b))).item<float>();
 }
 
 std::string fixed(double v, int digits) {
@@ -77,15 +77,15 @@ int main() {
         expanded.push_back(s);
         out.push_back(s);
       }
-      return raw::reshape(raw::contiguous(raw::expand(raw::reshape(w, grouped), expanded)), out);
+      return reshape(contiguous(expand(reshape(w, grouped), expanded)), out);
     };
     for (auto [dst, src] : {std::pair{mha.q, gqa.q}, std::pair{mha.o, gqa.o}}) {
-      raw::copy_(dst->weight, src->weight);
-      raw::copy_(dst->bias, src->bias);
+      copy_(dst->weight, src->weight);
+      copy_(dst->bias, src->bias);
     }
     for (auto [dst, src] : {std::pair{mha.k, gqa.k}, std::pair{mha.v, gqa.v}}) {
-      raw::copy_(dst->weight, per_group(src->weight));
-      raw::copy_(dst->bias, per_group(src->bias));
+      copy_(dst->weight, per_group(src->weight));
+      copy_(dst->bias, per_group(src->bias));
     }
   }
   const Tensor x = randn({2, 6, c}, &g);
@@ -102,12 +102,12 @@ int main() {
   const Tensor seq = randn({1, 8, c}, &g);
   const Tensor full = gqa(seq);
   KVCache cache;
-  gqa.forward(raw::narrow(seq, 1, 0, 3), Tensor(), &cache);
+  gqa.forward(narrow(seq, 1, 0, 3), Tensor(), &cache);
   std::cout << "prefill 3 tokens: cache k " << shape_str(cache.k.shape()) << "\n";
   double worst = 0;
   for (int64_t t = 3; t < 8; ++t) {
-    const Tensor step = gqa.forward(raw::narrow(seq, 1, t, 1), Tensor(), &cache);
-    const double diff = max_abs_diff(step, raw::narrow(full, 1, t, 1));
+    const Tensor step = gqa.forward(narrow(seq, 1, t, 1), Tensor(), &cache);
+    const double diff = max_abs_diff(step, narrow(full, 1, t, 1));
     worst = std::max(worst, diff);
     std::cout << "token " << t << ": 1 query against " << cache.length()
               << " cached keys, max |cached - full| = " << diff << "\n";
@@ -133,7 +133,8 @@ int main() {
     return best;
   };
   std::vector<int64_t> with_cache, without_cache;
-  const double t_cache = timed(true, with_cache), t_full = timed(false, without_cache);
+  const double t_cache = timed(/*use_cache=*/true, with_cache),
+               t_full = timed(/*use_cache=*/false, without_cache);
   std::cout << "without cache: " << fixed(t_full * 1000, 0) << " ms (" << fixed(255 / t_full, 0)
             << " tokens/s)\n"
             << "with cache:    " << fixed(t_cache * 1000, 0) << " ms (" << fixed(255 / t_cache, 0)

@@ -112,7 +112,7 @@ Result train(Task task, int64_t steps, const std::vector<std::vector<int64_t>>& 
     for (int64_t i = 0; i < B; ++i) inputs.push_back(random_digits(g));
     const Seq2SeqBatch b = make_batch(inputs, task);
     const Tensor logits = m->forward(b.src, b.lengths, b.dec_in);
-    const Tensor loss = cross_entropy(view(logits, {-1, kVocab}), raw::view(b.labels, {-1}));
+    const Tensor loss = cross_entropy(view(logits, {-1, kVocab}), view(b.labels, {-1}));
     opt.zero_grad();
     backward(loss);
     opt.set_lr(schedule.lr(step));
@@ -144,9 +144,9 @@ int main(int argc, char** argv) {
   lesson::banner("1. The data");
   const Seq2SeqBatch example = make_batch({{3, 1, 4, 1, 5}}, Task::reverse);
   std::cout << "input 31415 -> encoder ids (PAD = 10):\n"
-            << raw::select(example.src, 0, 0) << "\ndecoder input (BOS = 11):\n"
-            << raw::select(example.dec_in, 0, 0) << "\nlabels (EOS = 12, padding -100):\n"
-            << raw::select(example.labels, 0, 0) << "\n";
+            << select(example.src, 0, 0) << "\ndecoder input (BOS = 11):\n"
+            << select(example.dec_in, 0, 0) << "\nlabels (EOS = 12, padding -100):\n"
+            << select(example.labels, 0, 0) << "\n";
 
   lesson::banner("2. Train to reverse");
   const Result rev = train(Task::reverse, steps, held_out);
@@ -177,8 +177,8 @@ int main(int argc, char** argv) {
   for (int64_t layer = 0; layer < rev.model->config.n_dec_layer; ++layer) {
     // (1, H, T, S) -> mean over heads -> rows 0..L (BOS and the L outputs), columns 0..L-1.
     const Tensor w =
-        raw::mean(raw::select(rev.model->decoder(layer).cross->attention_weights, 0, 0), 0);
-    const Tensor map = raw::contiguous(raw::narrow(raw::narrow(w, 0, 0, L), 1, 0, L));
+        mean(select(rev.model->decoder(layer).cross->attention_weights, 0, 0), 0);
+    const Tensor map = contiguous(narrow(narrow(w, 0, 0, L), 1, 0, L));
     maps.push_back(map);
     titles.push_back("decoder layer " + std::to_string(layer) + " cross-attention");
     // Row t (after BOS and t outputs) predicts output t = input L-1-t: the anti-diagonal.

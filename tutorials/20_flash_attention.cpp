@@ -25,7 +25,7 @@ using namespace qkv::attention;
 namespace {
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
-  return raw::max(raw::abs(raw::sub(a, b))).item<float>();
+  return max(abs(sub(a, b))).item<float>();
 }
 
 }  // namespace
@@ -58,8 +58,8 @@ int main() {
                 l);
   }
   const float online = acc / l;
-  const Tensor w = raw::softmax(from_vector(scores, {12}), 0);
-  const float standard = raw::sum(raw::mul(w, from_vector(values, {12}))).item<float>();
+  const Tensor w = softmax(from_vector(scores, {12}), 0);
+  const float standard = sum(mul(w, from_vector(values, {12}))).item<float>();
   std::printf("online:   acc / l           = %.6f\nstandard: softmax(s) . v     = %.6f\n", online,
               standard);
   lesson::expect(std::fabs(online - standard) < 1e-5f,
@@ -78,14 +78,14 @@ int main() {
   AttentionOptions options{.causal = true};
   auto forward_backward = [&](bool flash) {
     options.flash = flash;
-    const Tensor ql = requires_grad_(raw::clone(q)), kl = requires_grad_(raw::clone(k)),
-                 vl = requires_grad_(raw::clone(v));
+    const Tensor ql = requires_grad_(clone(q)), kl = requires_grad_(clone(k)),
+                 vl = requires_grad_(clone(v));
     const Tensor out = scaled_dot_product_attention(ql, kl, vl, options).output;
     backward(sum(out * up));
     return std::vector<Tensor>{detach(out), grad(ql), grad(kl), grad(vl)};
   };
-  const std::vector<Tensor> standard_path = forward_backward(false),
-                            flash_path = forward_backward(true);
+  const std::vector<Tensor> standard_path = forward_backward(/*flash=*/false),
+                            flash_path = forward_backward(/*flash=*/true);
   const char* names[] = {"output", "dq", "dk", "dv"};
   double worst = 0;
   for (size_t i = 0; i < 4; ++i) {
@@ -106,15 +106,16 @@ int main() {
     options.flash = flash;
     const size_t before = memory_stats().allocated;
     reset_peak_memory();
-    const Tensor ql = requires_grad_(raw::clone(q2)), kl = requires_grad_(raw::clone(k2)),
-                 vl = requires_grad_(raw::clone(v2));
+    const Tensor ql = requires_grad_(clone(q2)), kl = requires_grad_(clone(k2)),
+                 vl = requires_grad_(clone(v2));
     backward(sum(scaled_dot_product_attention(ql, kl, vl, options).output));
     return static_cast<double>(memory_stats().peak - before) / (1 << 20);
   };
   // New: the standard path twice. Its composed ops keep the scores, the weights and their
   // gradients, each T x T; the fused kernel it runs by default keeps only the weights.
-  const double composed_mib = peak_bytes(false, false), fused_mib = peak_bytes(false, true);
-  const double flash_mib = peak_bytes(true, true);
+  const double composed_mib = peak_bytes(/*flash=*/false, /*fused=*/false),
+               fused_mib = peak_bytes(/*flash=*/false, /*fused=*/true);
+  const double flash_mib = peak_bytes(/*flash=*/true, /*fused=*/true);
   const double one_matrix_mib = 4.0 * T * T * sizeof(float) / (1 << 20);
   std::printf(
       "one (4, T, T) matrix: %.0f MiB\n"

@@ -27,7 +27,7 @@ using namespace qkv::attention;
 namespace {
 
 float dot(const Tensor& a, const Tensor& b) {
-  return raw::sum(raw::mul(a, b)).item<float>();
+  return sum(mul(a, b)).item<float>();
 }
 
 struct Trained {
@@ -43,8 +43,8 @@ double evaluate(GPT& m, const Tensor& val, int64_t T, int64_t batch, int batches
   for (int i = 0; i < batches; ++i) {
     const Batch b = get_batch(val, T, batch, gv);
     const Tensor logits = m(b.x);
-    total += cross_entropy(raw::view(logits, {batch * T, m.config.vocab_size}),
-                           raw::view(b.y, {batch * T}))
+    total += cross_entropy(view(logits, {batch * T, m.config.vocab_size}),
+                           view(b.y, {batch * T}))
                  .item<float>();
   }
   return total / batches;
@@ -59,7 +59,7 @@ Trained train(GPTConfig config, const TextSplit& split, int64_t steps) {
   for (int64_t step = 0; step < steps; ++step) {
     const Batch b = get_batch(split.train, config.block, batch, g);
     const Tensor loss = cross_entropy(view(m(b.x), {batch * config.block, config.vocab_size}),
-                                      raw::view(b.y, {batch * config.block}));
+                                      view(b.y, {batch * config.block}));
     opt.zero_grad();
     backward(loss);
     opt.step();
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
   for (auto [mq, nk] : {std::pair{2, 0}, std::pair{5, 3}, std::pair{40, 38}, std::pair{100, 98}}) {
     const float s_rope = dot(rope(q, mq), rope(k, nk));
     const float s_learned =
-        dot(raw::add(q, raw::narrow(table, 0, mq, 1)), raw::add(k, raw::narrow(table, 0, nk, 1)));
+        dot(add(q, narrow(table, 0, mq, 1)), add(k, narrow(table, 0, nk, 1)));
     rope_scores.push_back(s_rope);
     std::printf("  (%3d, %3d)  %10.4f   %10.4f\n", mq, nk, s_rope, s_learned);
   }

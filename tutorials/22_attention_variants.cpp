@@ -32,7 +32,7 @@ using namespace qkv::attention;
 namespace {
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
-  return raw::max(raw::abs(raw::sub(a, b))).item<float>();
+  return max(abs(sub(a, b))).item<float>();
 }
 
 void formula(const char* line) {
@@ -55,32 +55,32 @@ int main(int argc, char** argv) {
   MultiHeadOptions o{.causal = true, .frontier = {.qk_norm = true}};
   MultiHeadAttention qk(C, H, o, &g);
   const Tensor before = qk(x);
-  raw::copy_(qk.q->weight, raw::mul(qk.q->weight, 100.0f));
-  raw::copy_(qk.q->bias, raw::mul(qk.q->bias, 100.0f));
+  copy_(qk.q->weight, mul(qk.q->weight, 100.0f));
+  copy_(qk.q->bias, mul(qk.q->bias, 100.0f));
   const double qk_change = max_abs_diff(qk(x), before);
   std::printf("W_q scaled by 100: the output changes by %.1e\n", qk_change);
   lesson::expect(qk_change < 1e-4, "with QK-norm the scores ignore how large q is");
 
   lesson::banner("2. Logit soft-capping");
   formula("s <- c * tanh(s / c)");
-  const Tensor q = raw::mul(randn({T, 4}, &g), 10.0f), k = randn({T, 4}, &g), v = randn({T, 4}, &g);
+  const Tensor q = mul(randn({T, 4}, &g), 10.0f), k = randn({T, 4}, &g), v = randn({T, 4}, &g);
   AttentionOptions capped{.softcap = 5.0};
   const Tensor w_plain = scaled_dot_product_attention(q, k, v).weights;
   const Tensor w_capped = scaled_dot_product_attention(q, k, v, capped).weights;
-  const float top_plain = raw::max(w_plain).item<float>(),
-              top_capped = raw::max(w_capped).item<float>();
+  const float top_plain = max(w_plain).item<float>(),
+              top_capped = max(w_capped).item<float>();
   std::printf("largest weight: %.4f without the cap, %.4f with c = 5\n", top_plain, top_capped);
-  lesson::expect(top_capped < top_plain && raw::min(w_capped).item<float>() >= std::exp(-10.0f) / T,
+  lesson::expect(top_capped < top_plain && min(w_capped).item<float>() >= std::exp(-10.0f) / T,
                  "capped scores stay within +-5: no weight below e^-10 of another");
 
   lesson::banner("3. Attention sinks");
   formula("softmax over [scores, sink]   then drop the sink's column");
   AttentionOptions sinks{.causal = true, .sinks = from_vector(std::vector<float>{1.0f}, {1})};
   const Tensor w_sink =
-      scaled_dot_product_attention(raw::view(q, {1, T, 4}), raw::view(k, {1, T, 4}),
-                                   raw::view(v, {1, T, 4}), sinks)
+      scaled_dot_product_attention(view(q, {1, T, 4}), view(k, {1, T, 4}),
+                                   view(v, {1, T, 4}), sinks)
           .weights;
-  const std::vector<float> row_sums = raw::sum(w_sink, -1).to_vector<float>();
+  const std::vector<float> row_sums = sum(w_sink, -1).to_vector<float>();
   std::printf(
       "row sums with a sink logit of 1: %.3f %.3f %.3f ... %.3f (the rest went to the sink)\n",
       row_sums[0], row_sums[1], row_sums[2], row_sums[T - 1]);
@@ -100,14 +100,14 @@ int main(int argc, char** argv) {
   formula("head_h <- sigmoid(x W_g)[h] * head_h");
   MultiHeadOptions gated_options{.causal = true, .frontier = {.gate = true}};
   MultiHeadAttention gated(C, H, gated_options, &g);
-  const Tensor gates = raw::sigmoid(gated.g->forward(x));  // (1, T, H)
-  lesson::show("gates (token x head)", raw::select(gates, 0, 0));
-  lesson::expect(raw::min(gates).item<float>() > 0 && raw::max(gates).item<float>() < 1,
+  const Tensor gates = sigmoid(gated.g->forward(x));  // (1, T, H)
+  lesson::show("gates (token x head)", select(gates, 0, 0));
+  lesson::expect(min(gates).item<float>() > 0 && max(gates).item<float>() < 1,
                  "each head of each token scaled by a number in (0, 1)");
 
   lesson::banner("5. Multi-head latent attention");
   formula("k, v <- expanded from a cached latent c = x W_down, plus one shared RoPE key");
-  MultiHeadLatentAttention mla(64, 4, 16, 8, true, &g);
+  MultiHeadLatentAttention mla(64, 4, 16, 8, {.causal = true}, &g);
   std::printf(
       "per token MHA caches 2 * H * D = %lld floats, MLA d_latent + d_rope = %lld: %.2fx less\n",
       static_cast<long long>(2 * 64), static_cast<long long>(16 + 8), mla.cache_reduction());
@@ -116,13 +116,13 @@ int main(int argc, char** argv) {
 
   lesson::banner("6. Differential attention");
   formula("softmax(q k^T) <- softmax(q1 k1^T) - lambda * softmax(q2 k2^T)");
-  DifferentialAttention diff(C, H, 1, true, &g);
+  DifferentialAttention diff(C, H, {.layer = 1, .causal = true}, &g);
   diff(x);
   const float lambda = diff.lambda().item<float>();
   std::printf("lambda = %.4f (lambda_init %.1f); rows of the map sum to 1 - lambda = %.4f\n",
               lambda, diff.lambda_init, 1 - lambda);
   lesson::expect(
-      std::fabs(raw::sum(raw::select(raw::select(diff.attention_weights, 0, 0), 0, 0), -1)
+      std::fabs(sum(select(select(diff.attention_weights, 0, 0), 0, 0), -1)
                     .to_vector<float>()[5] -
                 (1 - lambda)) < 1e-5,
       "each row of A1 - lambda A2 sums to 1 - lambda");
@@ -151,9 +151,9 @@ int main(int argc, char** argv) {
   lesson::banner("8. Linear attention");
   formula("e^(q . k) <- phi(q) . phi(k), phi = elu + 1: a recurrence with state D x D_v");
   const Tensor lq = randn({T, 4}, &g), lk = randn({T, 4}, &g), lv = randn({T, 4}, &g);
-  const Tensor lg = raw::sigmoid(randn({T}, &g));
-  const double forms = max_abs_diff(linear_attention(lq, lk, lv, true, LinearForm::parallel, lg),
-                                    linear_attention(lq, lk, lv, true, LinearForm::recurrent, lg));
+  const Tensor lg = sigmoid(randn({T}, &g));
+  const double forms = max_abs_diff(linear_attention(lq, lk, lv, {.form = LinearForm::parallel}, lg),
+                                    linear_attention(lq, lk, lv, {.form = LinearForm::recurrent}, lg));
   std::printf("gated, parallel (T x T) vs recurrent (state of 4 x 4): max difference %.1e\n",
               forms);
   lesson::expect(forms < 1e-5, "the parallel and the recurrent form are the same function");
@@ -163,10 +163,10 @@ int main(int argc, char** argv) {
   // head 0's two maps and their difference (red: negative weight).
   MultiHeadAttention plain(C, H, {.causal = true}, &g);
   plain(x);
-  const Tensor plain_map = raw::select(raw::select(plain.attention_weights, 0, 0), 0, 0);
-  const Tensor a1 = raw::select(raw::select(diff.weights_first, 0, 0), 0, 0);
-  const Tensor a2 = raw::select(raw::select(diff.weights_second, 0, 0), 0, 0);
-  const Tensor d_map = raw::select(raw::select(diff.attention_weights, 0, 0), 0, 0);
+  const Tensor plain_map = select(select(plain.attention_weights, 0, 0), 0, 0);
+  const Tensor a1 = select(select(diff.weights_first, 0, 0), 0, 0);
+  const Tensor a2 = select(select(diff.weights_second, 0, 0), 0, 0);
+  const Tensor d_map = select(select(diff.attention_weights, 0, 0), 0, 0);
   const std::vector<std::string> labels = {"L", "i", "f", "e", "_", "i", "s", "_"};
   const std::string path = svg_dir + "/attention_variants_differential.svg";
   nn::write_file_atomic(
@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   for (float w : d_map.to_vector<float>()) negative += w < 0;
   std::printf("%lld of the differential map's entries are negative; plain attention has none\n",
               static_cast<long long>(negative));
-  lesson::expect(raw::min(plain_map).item<float>() >= 0, "plain weights are never negative");
+  lesson::expect(min(plain_map).item<float>() >= 0, "plain weights are never negative");
   std::cout << "At initialisation both maps are diffuse; the paper's claim is about trained\n"
                "models, where subtracting the second map cancels the weight both spread over\n"
                "irrelevant tokens (bench/bench_attention times every variant here).\n";

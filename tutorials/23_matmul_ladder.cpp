@@ -15,8 +15,11 @@
 //      then compute an MR x NR tile of C in registers over the whole K block (the BLIS design).
 //      The kernel is plain C++; the compiler vectorises its inner loop as best it can.
 //   5. SIMD and threads: the micro-kernel written for the vector registers themselves (AVX-512,
-//      AVX2, NEON or SSE: the line for step 5 names the one this build uses), and the tiles
-//      shared out over the thread pool.
+//      AVX2, NEON or SSE: the line for step 5 names the one this build uses), and the rows of C
+//      shared out over the thread pool (gemm_threaded).
+// The library's own `gemm` is step 5 with refinements beneath it (tensor/gemm_fast.cpp: panels
+// read in place, few-row products, weight gradients cut along K, ...); the last line times it
+// on the same product.
 // What comes before: lesson 01 (tensors); lesson 15 (what the matmuls are for).
 // Run it: ./build/release/tutorials/23_matmul_ladder [--size 512]
 #include <algorithm>
@@ -72,7 +75,7 @@ int main(int argc, char** argv) {
                         {"2 loop order (i-k-j)", gemm_loop_order, false},
                         {"3 cache blocks", gemm_blocked, false},
                         {"4 packed + plain kernel", gemm_packed, false},
-                        {fast.c_str(), gemm, true}};
+                        {fast.c_str(), gemm_threaded, true}};
   const double flops =
       2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
   std::printf("  %-26s %10s %10s %12s\n", "step", "ms", "GFLOP/s", "% of peak");
@@ -86,7 +89,7 @@ int main(int argc, char** argv) {
       const int saved = num_threads();
       if (!s.threaded) set_num_threads(1);
       const auto t0 = std::chrono::steady_clock::now();
-      s.fn(n, n, n, A, B, c.data(), n, false);
+      s.fn(n, n, n, A, B, c.data(), n, /*accumulate=*/false);
       best = std::min(best, seconds_since(t0));
       set_num_threads(saved);
     }
@@ -105,6 +108,22 @@ int main(int argc, char** argv) {
     previous = last = gflops;
   }
   std::printf("from step 1 to step 5: x%.0f on the same arithmetic\n", last / first);
+  {  // the production gemm on the same product
+    std::vector<float> c(static_cast<size_t>(n * n));
+    double best = 1e30;
+    for (int r = 0; r < 5; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      gemm(n, n, n, A, B, c.data(), n, /*accumulate=*/false);
+      best = std::min(best, seconds_since(t0));
+    }
+    const double gflops = flops / best / 1e9;
+    std::printf("the library's gemm (step 5 + gemm_fast.cpp): %.1f GFLOP/s, %.0f%% of peak\n",
+                gflops, 100 * gflops / peak_all);
+    double worst = 0;
+    for (size_t i = 0; i < c.size(); ++i)
+      worst = std::max(worst, static_cast<double>(std::fabs(c[i] - reference[i])));
+    all_equal = all_equal && worst < 1e-3 * std::sqrt(static_cast<double>(n));
+  }
   lesson::expect(all_equal, "every step computes the same C as the naive loops (to rounding)");
   std::cout << "\nWhy each step helps: (2) memory is read in cache lines of 16 floats, so walk\n"
                "it along rows; (3) a block reused from cache costs ~10x less than from memory;\n"

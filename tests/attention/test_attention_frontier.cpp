@@ -35,7 +35,7 @@ using Inputs = std::vector<Tensor>;
 TEST(AttentionMLA, CachedDecodingEqualsRecomputationAndTheCacheIsSmallerByTheStatedFactor) {
   Generator g(100);
   const int64_t C = 64, H = 4, latent = 16, rope_dims = 8;
-  MultiHeadLatentAttention m(C, H, latent, rope_dims, true, &g);
+  MultiHeadLatentAttention m(C, H, latent, rope_dims, {.causal = true}, &g);
   EXPECT_NEAR(m.cache_reduction(), 2.0 * C / (latent + rope_dims), 1e-12);  // 128 / 24
   const Tensor x = randn({2, 9, C}, &g);
   NoGradGuard no_grad;
@@ -58,7 +58,7 @@ TEST(AttentionMLA, CachedDecodingEqualsRecomputationAndTheCacheIsSmallerByTheSta
 
 TEST(AttentionMLA, GradcheckAndNoFutureLeak) {
   Generator g(101);
-  MultiHeadLatentAttention m(8, 2, 4, 2, true, &g);
+  MultiHeadLatentAttention m(8, 2, 4, 2, {.causal = true}, &g);
   Tensor x = randn({1, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
       m, [&] { return m(x); }, x));
@@ -245,7 +245,7 @@ TEST(AttentionGated, AnOpenGateIsPlainAttentionAndGradchecks) {
 
 TEST(AttentionDifferential, MapsAreTheDifferenceOfTwoSoftmaxesAndRowsSumToOneMinusLambda) {
   Generator g(150);
-  DifferentialAttention m(16, 2, /*layer=*/3, true, &g);
+  DifferentialAttention m(16, 2, {.layer = 3, .causal = true}, &g);
   EXPECT_NEAR(m.lambda_init, 0.8 - 0.6 * std::exp(-0.6), 1e-12);
   const Tensor x = randn({1, 5, 16}, &g);
   NoGradGuard no_grad;
@@ -268,7 +268,7 @@ TEST(AttentionDifferential, MapsAreTheDifferenceOfTwoSoftmaxesAndRowsSumToOneMin
 
 TEST(AttentionDifferential, GradcheckIncludingLambdaAndNoFutureLeak) {
   Generator g(151);
-  DifferentialAttention m(8, 2, 1, true, &g);
+  DifferentialAttention m(8, 2, {.layer = 1, .causal = true}, &g);
   Tensor x = randn({1, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
       m, [&] { return m(x); }, x));
@@ -347,7 +347,7 @@ void expect_forms_equal(bool gated) {
   for (LinearForm form : {LinearForm::parallel, LinearForm::recurrent}) {
     const Tensor ql = requires_grad_(raw::clone(q)), kl = requires_grad_(raw::clone(k)),
                  vl = requires_grad_(raw::clone(v));
-    const Tensor out = linear_attention(ql, kl, vl, true, form, gates);
+    const Tensor out = linear_attention(ql, kl, vl, {.causal = true, .form = form}, gates);
     backward(sum(out * up));
     results.push_back({detach(out), grad(ql), grad(kl), grad(vl)});
   }
@@ -366,7 +366,7 @@ TEST(AttentionLinearGated, ParallelAndRecurrentFormsAreEqual) {
 TEST(AttentionLinear, NonCausalEqualsTheFeatureMapFormulaByHand) {
   Generator g(171);
   const Tensor q = randn({3, 2}, &g), k = randn({3, 2}, &g), v = randn({3, 2}, &g);
-  const Tensor out = linear_attention(q, k, v, false, LinearForm::parallel);
+  const Tensor out = linear_attention(q, k, v, {.causal = false, .form = LinearForm::parallel});
   auto phi = [](float x) { return x > 0 ? x + 1.0f : std::exp(x); };
   std::vector<double> expected;
   for (int64_t i = 0; i < 3; ++i) {
@@ -387,12 +387,13 @@ TEST(AttentionLinear, GradcheckBothFormsAndTheGatedModuleAndNoFutureLeak) {
   for (LinearForm form : {LinearForm::parallel, LinearForm::recurrent}) {
     const GradcheckResult r = gradcheck(
         [&](const Inputs& in) {
-          return linear_attention(in[0], in[1], in[2], true, form, sigmoid(in[3]));
+          return linear_attention(in[0], in[1], in[2], {.causal = true, .form = form},
+                                  sigmoid(in[3]));
         },
         {randn({4, 3}, &g), randn({4, 3}, &g), randn({4, 2}, &g), randn({4}, &g)});
     EXPECT_TRUE(r.ok) << r.summary;
   }
-  LinearAttention m(8, 2, true, /*gated=*/true, &g);
+  LinearAttention m(8, 2, {.causal = true, .gated = true}, &g);
   Tensor x = randn({1, 4, 8}, &g);
   EXPECT_TRUE(gradcheck_module(
       m, [&] { return m(x); }, x));

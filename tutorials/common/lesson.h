@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "autograd/all.h"
+#include "tutorials/common/flags.h"
 
 namespace lesson {
 
@@ -94,38 +95,15 @@ inline void expect_prints(const qkv::Tensor& t, const std::string& pytorch,
 }
 
 // A lesson's few flags, each "--name value": texts fill strings, numbers fill int64s (a whole
-// number that must be positive). --help prints the usage and exits with status 0. Anything
-// else, a missing value or a bad number prints a one-line error and the usage, and exits with
-// status 2.
+// number that must be positive); the shared parser of flags.h, with `usage` as --help's first
+// line. A bad flag prints one line, "<program>: error: ...", and exits with status 2.
 inline void parse_flags(int argc, char** argv, const std::string& usage,
                         const std::vector<std::pair<std::string, std::string*>>& texts,
                         const std::vector<std::pair<std::string, int64_t*>>& numbers = {}) {
-  auto fail = [&](const std::string& why) {
-    std::cerr << "error: " << why << "\nusage: " << usage << "\n";
-    std::exit(2);
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      std::cout << "usage: " << usage << "\n";
-      std::exit(0);
-    }
-    if (i + 1 >= argc) fail(flag + " needs a value");
-    const std::string value = argv[++i];
-    bool known = false;
-    for (const auto& [name, target] : texts)
-      if (flag == name) *target = value, known = true;
-    for (const auto& [name, target] : numbers)
-      if (flag == name) {
-        char* end = nullptr;
-        const long long n = std::strtoll(value.c_str(), &end, 10);
-        if (end == value.c_str() || *end != '\0' || n <= 0)
-          fail(flag + " expects a positive whole number, got \"" + value + "\"");
-        *target = n;
-        known = true;
-      }
-    if (!known) fail("unknown flag " + flag);
-  }
+  Flags flags(usage.substr(0, usage.find(' ')), "", usage);
+  for (const auto& [name, target] : texts) flags.text(name, target, "");
+  for (const auto& [name, target] : numbers) flags.number(name, target, "");
+  flags.parse(argc, argv);
 }
 
 inline int finish() {
