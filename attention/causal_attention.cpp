@@ -18,9 +18,7 @@ Tensor CausalAttention::forward(const Tensor& x) {
   const Tensor queries = matmul(x, W_query);
   const Tensor values = matmul(x, W_value);
   const double p = is_training() ? dropout : 0.0;
-  AttentionOptions options;
-  options.dropout_p = p;
-  options.generator = gen_;
+  AttentionOptions options{.dropout_p = p, .generator = gen_};
   AttentionOutput a;
   switch (method) {
     case CausalMasking::negative_infinity:

@@ -12,9 +12,8 @@ Tensor CrossAttention::forward(const Tensor& x_1, const Tensor& x_2, const Tenso
   const Tensor queries = matmul(x_1, W_query);  // (..., T_1, d_out_kq)
   const Tensor keys = matmul(x_2, W_key);       // (..., T_2, d_out_kq)
   const Tensor values = matmul(x_2, W_value);   // (..., T_2, d_out_v)
-  AttentionOptions options;
-  options.mask = mask;  // e.g. which of x_2's tokens are padding
-  const AttentionOutput a = scaled_dot_product_attention(queries, keys, values, options);
+  // mask: e.g. which of x_2's tokens are padding
+  const AttentionOutput a = scaled_dot_product_attention(queries, keys, values, {.mask = mask});
   attention_weights = detach(a.weights);
   return a.output;  // (..., T_1, d_out_v)
 }

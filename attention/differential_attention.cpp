@@ -39,16 +39,14 @@ Tensor DifferentialAttention::forward(const Tensor& x) {
         x.defined() ? shape_str(x.shape()) : "undefined");
   const int64_t B = x.size(0), T = x.size(1), H = num_heads, d = half_dim;
   // 2H query/key heads of d: head 2h is head h's first half, 2h + 1 its second.
-  const Tensor queries = transpose(view(q->forward(x), {B, T, 2 * H, d}), 1, 2);
-  const Tensor keys = transpose(view(k->forward(x), {B, T, 2 * H, d}), 1, 2);
+  const Tensor queries = split_heads(q->forward(x), 2 * H);  // (B, 2H, T, d)
+  const Tensor keys = split_heads(k->forward(x), 2 * H);
   // Each head's value (2d wide) serves both of its maps: repeated to (B, 2H, T, 2d).
   const Tensor values =
       reshape(expand(unsqueeze(transpose(view(v->forward(x), {B, T, H, 2 * d}), 1, 2), 2),
                      {B, H, 2, T, 2 * d}),
               {B, 2 * H, T, 2 * d});
-  AttentionOptions options;
-  options.causal = causal;
-  const AttentionOutput a = scaled_dot_product_attention(queries, keys, values, options);
+  const AttentionOutput a = scaled_dot_product_attention(queries, keys, values, {.causal = causal});
   // A1 v - lambda A2 v = (A1 - lambda A2) v, per head.
   const Tensor pair = view(a.output, {B, H, 2, T, 2 * d});
   const Tensor lam = lambda();
@@ -61,7 +59,7 @@ Tensor DifferentialAttention::forward(const Tensor& x) {
     attention_weights = raw::sub(weights_first, raw::mul(weights_second, lam.item<float>()));
   }
   const Tensor normed = norm->forward(heads) * static_cast<float>(1.0 - lambda_init);
-  return o->forward(reshape(transpose(normed, 1, 2), {B, T, d_model}));
+  return o->forward(merge_heads(normed));  // (B, H, T, 2d) -> (B, T, C)
 }
 
 }  // namespace qkv::attention

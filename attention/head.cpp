@@ -19,12 +19,12 @@ Tensor Head::forward(const Tensor& x) {
   const Tensor k = key->forward(x);    // (B, T, head_size)
   const Tensor q = query->forward(x);  // (B, T, head_size)
   const Tensor v = value->forward(x);  // (B, T, head_size)
-  AttentionOptions options;
-  options.causal = true;
-  options.scale = std::pow(static_cast<double>(head_size), -0.5);  // k.shape[-1]**-0.5
-  options.dropout_p = is_training() ? dropout : 0.0;
-  options.generator = gen_;
-  const AttentionOutput a = scaled_dot_product_attention(q, k, v, options);
+  const AttentionOutput a = scaled_dot_product_attention(
+      q, k, v,
+      {.causal = true,
+       .scale = std::pow(static_cast<double>(head_size), -0.5),  // k.shape[-1]**-0.5
+       .dropout_p = is_training() ? dropout : 0.0,
+       .generator = gen_});
   attention_weights = detach(a.weights);
   return a.output;
 }

@@ -35,13 +35,10 @@ Tensor MultiHeadLatentAttention::forward(const Tensor& x, LatentCache* cache) {
   check(x.defined() && x.dim() == 3 && x.size(2) == d_model, "MultiHeadLatentAttention",
         "an input (B, T, C) with C = d_model = ", d_model, ", got ",
         x.defined() ? shape_str(x.shape()) : "undefined");
-  const int64_t B = x.size(0), T = x.size(1), H = num_heads, D = head_dim, R = d_rope;
-  auto split_heads = [&](const Tensor& t, int64_t len, int64_t width) {  // (B, len, H * width)
-    return transpose(view(t, {B, len, H, width}), 1, 2);                 // -> (B, H, len, width)
-  };
+  const int64_t B = x.size(0), T = x.size(1), H = num_heads, R = d_rope;  // D = head_dim
   const int64_t offset = cache ? cache->position : 0;
-  const Tensor q_nope = split_heads(q->forward(x), T, D);
-  const Tensor q_pos = rope(split_heads(q_rope->forward(x), T, R), offset);
+  const Tensor q_nope = split_heads(q->forward(x), H);
+  const Tensor q_pos = rope(split_heads(q_rope->forward(x), H), offset);
   Tensor latent = kv_down->forward(x);                                  // (B, T, d_latent)
   Tensor k_pos = rope(view(k_rope->forward(x), {B, 1, T, R}), offset);  // one rotary key
   if (cache) {  // keep the latent and the rotary key; everything else is re-expanded
@@ -52,15 +49,14 @@ Tensor MultiHeadLatentAttention::forward(const Tensor& x, LatentCache* cache) {
     k_pos = cache->k_rope;
   }
   const int64_t T_k = latent.size(1);
-  const Tensor k_nope = split_heads(k_up->forward(latent), T_k, D);
-  const Tensor values = split_heads(v_up->forward(latent), T_k, D);
+  const Tensor k_nope = split_heads(k_up->forward(latent), H);
+  const Tensor values = split_heads(v_up->forward(latent), H);
   const Tensor keys = cat({k_nope, expand(k_pos, {B, H, T_k, R})}, -1);  // (B, H, T_k, D + R)
-  AttentionOptions options;
-  options.causal = causal;  // scale: 1 / sqrt(D + R), the width of q . key
+  // scale: 1 / sqrt(D + R), the width of q . key
   const AttentionOutput a =
-      scaled_dot_product_attention(cat({q_nope, q_pos}, -1), keys, values, options);
+      scaled_dot_product_attention(cat({q_nope, q_pos}, -1), keys, values, {.causal = causal});
   attention_weights = detach(a.weights);
-  return o->forward(reshape(transpose(a.output, 1, 2), {B, T, d_model}));
+  return o->forward(merge_heads(a.output));  // (B, H, T, D) -> (B, T, C)
 }
 
 }  // namespace qkv::attention

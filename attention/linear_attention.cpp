@@ -99,12 +99,12 @@ Tensor LinearAttention::forward(const Tensor& x) {
   check(x.defined() && x.dim() == 3 && x.size(2) == d_model, "LinearAttention",
         "an input (B, T, C) with C = d_model = ", d_model, ", got ",
         x.defined() ? shape_str(x.shape()) : "undefined");
-  const int64_t B = x.size(0), T = x.size(1), H = num_heads, D = head_dim;
-  auto split = [&](const Tensor& t) { return transpose(view(t, {B, T, H, D}), 1, 2); };
+  const int64_t H = num_heads;  // heads of head_dim each: (B, T, C) -> (B, H, T, D)
   const Tensor gates = gated ? transpose(sigmoid(g->forward(x)), 1, 2) : Tensor();  // (B, H, T)
-  const Tensor heads = linear_attention(split(q->forward(x)), split(k->forward(x)),
-                                        split(v->forward(x)), {.causal = causal, .form = form}, gates);
-  return o->forward(reshape(transpose(heads, 1, 2), {B, T, d_model}));
+  const Tensor heads = linear_attention(split_heads(q->forward(x), H), split_heads(k->forward(x), H),
+                                        split_heads(v->forward(x), H),
+                                        {.causal = causal, .form = form}, gates);
+  return o->forward(merge_heads(heads));  // (B, H, T, D) -> (B, T, C)
 }
 
 }  // namespace qkv::attention

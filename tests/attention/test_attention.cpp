@@ -222,10 +222,9 @@ TEST(AttentionCore, AFullyMaskedRowGivesZerosNotNaNAndZeroGradient) {
   Generator g(4);
   const Tensor q = requires_grad_(randn({3, 4}, &g)), k = requires_grad_(randn({3, 4}, &g)),
                v = requires_grad_(randn({3, 2}, &g));
-  AttentionOptions options;
   // Query 1 may see nothing (think: a padded query position).
-  options.mask = from_vector(
-      std::vector<bool>{true, true, false, false, false, false, true, false, true}, {3, 3});
+  AttentionOptions options{.mask = from_vector(
+      std::vector<bool>{true, true, false, false, false, false, true, false, true}, {3, 3})};
   const AttentionOutput a = scaled_dot_product_attention(q, k, v, options);
   for (float x : a.output.to_vector<float>()) EXPECT_FALSE(std::isnan(x));
   EXPECT_TRUE(testing::tensor_equal(raw::select(a.output, 0, 1), zeros({2})));
