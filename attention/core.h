@@ -28,7 +28,7 @@ struct AttentionOptions {
   // bool: true where a query may attend to a key (torch's attn_mask convention); float: added to
   // the scores (0 to keep, -inf to hide). Broadcasts to (..., T_q, T_k). Mind the opposite
   // meaning of masked_fill's mask, true where it fills (as in torch): the mask that hides the
-  // future for masked_fill is raw::logical_not(causal_mask(T)). Given that one here instead, the
+  // future for masked_fill is logical_not(causal_mask(T)). Given that one here instead, the
   // weights change completely (a query sees only its future), and the last query, whose every
   // key is then hidden, gets weights and output of zero (below).
   Tensor mask{};
@@ -94,7 +94,7 @@ Tensor merge_heads(const Tensor& x);
 // ---- masks: bool, true where attention is allowed ------------------------------------------
 // These keep: true = may attend, the meaning of scaled_dot_product_attention's mask and of
 // torch's attn_mask. masked_fill's mask fills (hides) where true: to hide with one of these,
-// pass raw::logical_not(mask), as lesson 12 shows.
+// pass logical_not(mask), as lesson 12 shows.
 
 // (T_q, T_k): key j is visible to query i when j <= i + (T_k - T_q).
 Tensor causal_mask(int64_t T_q, int64_t T_k);

@@ -4,10 +4,11 @@
 // of 32), with the peak bytes each holds; GPT generation with and without the KV cache; and
 // the frontier variants (BM_Frontier_*: MLA, QK-norm, soft-capping, sinks, gated output,
 // differential, document masks, linear attention) at B = 8, T = 256; and one training step of
-// the tiny GPT (BM_GPTTrainStep: the larger config, C 128, 4 heads, 4 layers, B 32,
-// T 64), with its forward, backward and AdamW times as counters, and that model's attention
-// kernels alone (BM_FusedAttention/{causal,full}: qkv (32, 64, 384), 4 heads, forward +
-// backward). Results are in bench/README.md.
+// the tiny GPT (BM_GPTTrainStep: the larger config, C 128, 4 heads, 4 layers, B 32, T 64),
+// with its forward, backward and AdamW times as counters, the same with fused paths off
+// (BM_GPTTrainStep/composed), and that model's attention kernels alone
+// (BM_FusedAttention/{causal,full}: B 32, T 64, 4 heads of 32, forward + backward).
+// Results are in bench/README.md.
 //
 //   ./build/release/bench/bench_attention --benchmark_repetitions=3
 //     --benchmark_report_aggregates_only=true
@@ -178,8 +179,10 @@ void run_generate(benchmark::State& state, bool use_cache) {
 }
 
 // One training step of lesson 15's model at the larger config: forward + cross-entropy,
-// backward, AdamW. Random tokens: the arithmetic does not depend on what they are.
-void run_train_step(benchmark::State& state) {
+// backward, AdamW. Random tokens: the arithmetic does not depend on what they are. With
+// `fused` off (BM_GPTTrainStep/composed) the attention runs its composed ops (tensor/fused.h).
+void run_train_step(benchmark::State& state, bool fused) {
+  const FusedGuard path(fused);
   manual_seed(0);
   const GPTConfig c{.vocab_size = 27, .n_embd = 128, .n_head = 4, .n_layer = 4, .block = 64};
   const int64_t B = 32, T = c.block;
@@ -264,9 +267,11 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
-  benchmark::RegisterBenchmark("BM_GPTTrainStep", run_train_step)
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime();
+  for (bool fused : {true, false})
+    benchmark::RegisterBenchmark(fused ? "BM_GPTTrainStep" : "BM_GPTTrainStep/composed",
+                                 [fused](benchmark::State& st) { run_train_step(st, fused); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   for (bool cache : {false, true})
     benchmark::RegisterBenchmark(cache ? "BM_GPTGenerate/kv_cache" : "BM_GPTGenerate/recompute",
                                  [cache](benchmark::State& st) { run_generate(st, cache); })
