@@ -79,8 +79,7 @@ Tensor prefix_lm_mask(int64_t T, int64_t prefix) {
 
 Tensor split_heads(const Tensor& x, int64_t num_heads) {
   check(x.defined() && x.dim() == 3 && num_heads > 0 && x.size(2) % num_heads == 0, "split_heads",
-        "x (B, T, C) with C divisible by num_heads = ", num_heads, ", got ",
-        shape_or_undefined(x));
+        "x (B, T, C) with C divisible by num_heads = ", num_heads, ", got ", shape_or_undefined(x));
   const int64_t B = x.size(0), T = x.size(1), D = x.size(2) / num_heads;
   return transpose(view(x, {B, T, num_heads, D}), 1, 2);  // (B, T, H, D) -> (B, H, T, D)
 }
@@ -137,8 +136,8 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
   if (o.sinks.defined())
     check(o.sinks.dtype() == Dtype::float32 && o.sinks.dim() == 1 && o.sinks.size(0) == H &&
               q.dim() >= 3,
-          kOp, "sinks of shape (H,) for q (..., H, T_q, D), got sinks ",
-          shape_str(o.sinks.shape()), " and q ", shape_str(q.shape()));
+          kOp, "sinks of shape (H,) for q (..., H, T_q, D), got sinks ", shape_str(o.sinks.shape()),
+          " and q ", shape_str(q.shape()));
   if (o.rope)
     check(T_k >= T_q, kOp, "with rope, at least as many keys as queries (queries come last), got ",
           T_q, " queries and ", T_k, " keys");
@@ -238,8 +237,7 @@ Tensor attention_softmax(Tensor scores, const AttentionOptions& o, int64_t T_q, 
   }
   if (!o.mask.defined() && !(o.causal && T_q > T_k)) return softmax(scores, -1);
   const Tensor empty_rows = raw::eq(raw::max(scores, -1, true).values, -INFINITY);  // (.., T_q, 1)
-  if (raw::max(raw::to(empty_rows, Dtype::float32)).item<float>() == 0)
-    return softmax(scores, -1);
+  if (raw::max(raw::to(empty_rows, Dtype::float32)).item<float>() == 0) return softmax(scores, -1);
   return masked_fill(softmax(masked_fill(scores, empty_rows, 0.0f), -1), empty_rows, 0.0f);
 }
 
@@ -294,8 +292,8 @@ bool fused_kernel_applies(const Tensor& q, const Tensor& k, const Tensor& v,
 // The one-kernel causal softmax (scale, hide the future, softmax) takes a causal mask with
 // nothing else done to the scores.
 bool causal_softmax_applies(const AttentionOptions& o) {
-  return o.causal && !o.mask.defined() && o.window == 0 && o.alibi_slopes.empty() &&
-         !o.softcap && !o.sinks.defined();
+  return o.causal && !o.mask.defined() && o.window == 0 && o.alibi_slopes.empty() && !o.softcap &&
+         !o.sinks.defined();
 }
 
 }  // namespace
@@ -323,9 +321,9 @@ AttentionOutput scaled_dot_product_attention(const Tensor& q_in, const Tensor& k
     // The common case of language models in one kernel: the same numbers as the else branch.
     weights = causal_softmax(scores, scale.mul, scale.div, T_k - T_q);
   } else {
-    scores = apply_scale(scores, scale);                  // scores / sqrt(D)
-    scores = modify_scores(scores, options, T_q, T_k);    // soft-cap, ALiBi
-    scores = apply_mask(scores, options, T_q, T_k);       // -inf where a query may not look
+    scores = apply_scale(scores, scale);                     // scores / sqrt(D)
+    scores = modify_scores(scores, options, T_q, T_k);       // soft-cap, ALiBi
+    scores = apply_mask(scores, options, T_q, T_k);          // -inf where a query may not look
     weights = attention_softmax(scores, options, T_q, T_k);  // over the keys (and sinks)
   }
   if (options.dropout_p > 0)

@@ -84,7 +84,12 @@ Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 
 LinearAttention::LinearAttention(int64_t c, int64_t h, const LinearAttentionOptions& options,
                                  Generator* gen)
-    : d_model(c), num_heads(h), head_dim(h > 0 ? c / h : 0), causal(options.causal), gated(options.gated), form(options.form) {
+    : d_model(c),
+      num_heads(h),
+      head_dim(h > 0 ? c / h : 0),
+      causal(options.causal),
+      gated(options.gated),
+      form(options.form) {
   check(h > 0 && c > 0 && c % h == 0, "LinearAttention", "d_model (", c,
         ") divisible by num_heads (", h, ")");
   check(causal || !gated, "LinearAttention", "gates only with causal");
@@ -101,9 +106,9 @@ Tensor LinearAttention::forward(const Tensor& x) {
         x.defined() ? shape_str(x.shape()) : "undefined");
   const int64_t H = num_heads;  // heads of head_dim each: (B, T, C) -> (B, H, T, D)
   const Tensor gates = gated ? transpose(sigmoid(g->forward(x)), 1, 2) : Tensor();  // (B, H, T)
-  const Tensor heads = linear_attention(split_heads(q->forward(x), H), split_heads(k->forward(x), H),
-                                        split_heads(v->forward(x), H),
-                                        {.causal = causal, .form = form}, gates);
+  const Tensor heads =
+      linear_attention(split_heads(q->forward(x), H), split_heads(k->forward(x), H),
+                       split_heads(v->forward(x), H), {.causal = causal, .form = form}, gates);
   return o->forward(merge_heads(heads));  // (B, H, T, D) -> (B, T, C)
 }
 

@@ -83,15 +83,15 @@ AttentionOptions MultiHeadAttention::core_options(const Tensor& mask) const {
                      .flash = options.flash};
   if (options.alibi) a.alibi_slopes = alibi_slopes(num_heads);
   if (options.frontier.softcap > 0) a.softcap = options.frontier.softcap;  // frontier: softcap
-  if (options.frontier.sinks) a.sinks = sinks;                            // frontier: sinks
+  if (options.frontier.sinks) a.sinks = sinks;                             // frontier: sinks
   return a;
 }
 
 Tensor MultiHeadAttention::attend(const Tensor& x, const Tensor& source, const Tensor& mask,
                                   KVCache* cache) {
-  Tensor queries = split_heads(q->forward(x), num_heads);          // (B, H, T_q, D)
-  Tensor keys = split_heads(k->forward(source), num_kv_heads);      // (B, H_kv, T_k, D)
-  Tensor values = split_heads(v->forward(source), num_kv_heads);    // (B, H_kv, T_k, D)
+  Tensor queries = split_heads(q->forward(x), num_heads);         // (B, H, T_q, D)
+  Tensor keys = split_heads(k->forward(source), num_kv_heads);    // (B, H_kv, T_k, D)
+  Tensor values = split_heads(v->forward(source), num_kv_heads);  // (B, H_kv, T_k, D)
   if (q_norm) {  // frontier: qk_norm, each head's q and k to unit RMS (times a learned scale)
     queries = q_norm->forward(queries);
     keys = k_norm->forward(keys);

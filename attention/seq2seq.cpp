@@ -18,7 +18,8 @@ Tensor EncoderBlock::forward(const Tensor& x, const Tensor& src_mask) {
 
 DecoderBlock::DecoderBlock(int64_t C, int64_t H) {
   ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(C));
-  self_attn = register_module("self_attn", std::make_shared<MultiHeadAttention>(C, H, MultiHeadOptions{.causal = true}));
+  self_attn = register_module(
+      "self_attn", std::make_shared<MultiHeadAttention>(C, H, MultiHeadOptions{.causal = true}));
   ln2 = register_module("ln2", std::make_shared<nn::LayerNorm>(C));
   cross = register_module("cross", std::make_shared<MultiHeadAttention>(C, H));
   ln3 = register_module("ln3", std::make_shared<nn::LayerNorm>(C));

@@ -24,17 +24,17 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 
 FusedAttention fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
   raw::FusedAttentionOutput f = raw::fused_attention_forward(q, k, v, causal);
-  const Tensor output = record(
-      "FusedAttentionBackward0", f.out, {q, k, v},
-      [q = SavedTensor(q), k = SavedTensor(k), v = SavedTensor(v), w = f.weights,
-       causal](const Tensor& dout) -> Grads {
-        // The kernel reads dout along D with unit stride (as merge_heads' gradient arrives);
-        // anything else, such as the broadcast gradient of a sum, is copied once.
-        const Tensor d = dout.stride(3) == 1 ? dout : raw::contiguous(dout);
-        raw::FusedAttentionGrads g =
-            raw::fused_attention_backward(q.get(), k.get(), v.get(), w, d, causal);
-        return {g.dq, g.dk, g.dv};
-      });
+  const Tensor output =
+      record("FusedAttentionBackward0", f.out, {q, k, v},
+             [q = SavedTensor(q), k = SavedTensor(k), v = SavedTensor(v), w = f.weights,
+              causal](const Tensor& dout) -> Grads {
+               // The kernel reads dout along D with unit stride (as merge_heads' gradient arrives);
+               // anything else, such as the broadcast gradient of a sum, is copied once.
+               const Tensor d = dout.stride(3) == 1 ? dout : raw::contiguous(dout);
+               raw::FusedAttentionGrads g =
+                   raw::fused_attention_backward(q.get(), k.get(), v.get(), w, d, causal);
+               return {g.dq, g.dk, g.dv};
+             });
   // The weights, for inspection: a gradient through them would need the composed path.
   const Tensor weights =
       record("FusedAttentionWeights", f.weights, {q, k, v}, [](const Tensor&) -> Grads {

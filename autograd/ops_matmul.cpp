@@ -96,7 +96,8 @@ void check_linear(const char* op, const Tensor& x, const Tensor& weight, const T
 Tensor linear_rows(const Tensor& x_rows, const Tensor& weight, const Tensor& bias,
                    const Shape& out_shape) {
   const Tensor wt = raw::transpose(weight, 0, 1);
-  const Tensor y = bias.defined() ? raw::matmul_epilogue(x_rows, wt, bias) : raw::matmul(x_rows, wt);
+  const Tensor y =
+      bias.defined() ? raw::matmul_epilogue(x_rows, wt, bias) : raw::matmul(x_rows, wt);
   return raw::reshape(y, out_shape);
 }
 
@@ -119,18 +120,18 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t in = weight.size(1), out_features = weight.size(0), rows = x.numel() / in;
   const Shape out_shape = with_last(x.shape(), out_features);
   const Tensor y = linear_rows(raw::reshape(x, {rows, in}), weight, bias, out_shape);
-  return record(
-      linear_grad_fn_name(x.dim(), bias.defined()), y, {x, weight, bias},
-      [x = SavedTensor(x), w = SavedTensor(weight), rows, in, out_features,
-       need_x = requires_grad(x), need_w = requires_grad(weight),
-       need_b = requires_grad(bias)](const Tensor& dout) -> Grads {
-        const Tensor d = raw::reshape(raw::contiguous(dout), {rows, out_features});
-        Tensor dx, dw, db;
-        if (need_x) dx = raw::reshape(raw::matmul(d, w.get()), x.get().shape());
-        if (need_w) dw = raw::matmul(raw::transpose(d, 0, 1), raw::reshape(x.get(), {rows, in}));
-        if (need_b) db = raw::sum(d, 0, false);
-        return {dx, dw, db};
-      });
+  return record(linear_grad_fn_name(x.dim(), bias.defined()), y, {x, weight, bias},
+                [x = SavedTensor(x), w = SavedTensor(weight), rows, in, out_features,
+                 need_x = requires_grad(x), need_w = requires_grad(weight),
+                 need_b = requires_grad(bias)](const Tensor& dout) -> Grads {
+                  const Tensor d = raw::reshape(raw::contiguous(dout), {rows, out_features});
+                  Tensor dx, dw, db;
+                  if (need_x) dx = raw::reshape(raw::matmul(d, w.get()), x.get().shape());
+                  if (need_w)
+                    dw = raw::matmul(raw::transpose(d, 0, 1), raw::reshape(x.get(), {rows, in}));
+                  if (need_b) db = raw::sum(d, 0, false);
+                  return {dx, dw, db};
+                });
 }
 
 }  // namespace qkv

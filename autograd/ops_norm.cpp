@@ -66,8 +66,8 @@ void layer_norm_rows(const Tensor& x, const Tensor& w, const Tensor& b, double e
 // The backward, with norm = (x - mean) * rstd and dnorm = dy * w:
 //   dx = (dnorm - mean(dnorm) - norm * mean(dnorm * norm)) * rstd
 //   dw = sum over rows of dy * norm          db = sum over rows of dy
-Grads layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean,
-                          const Tensor& rstd, const Tensor& dy_in, int64_t C) {
+Grads layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& rstd,
+                          const Tensor& dy_in, int64_t C) {
   const int64_t rows = mean.numel();
   const Tensor dy = raw::contiguous(dy_in);
   Tensor dx = Tensor::empty(dy.shape()), dw = zeros({C}), db = zeros({C});
@@ -91,8 +91,8 @@ Grads layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean,
           detail::lane_sum<float>(C, [&](auto at) { return at(dyr) * at(pw); }) /
           static_cast<float>(C);
       const float dnorm_norm_mean =
-          detail::lane_sum<float>(
-              C, [&](auto at) { return at(dyr) * at(pw) * ((at(xr) - m) * rs); }) /
+          detail::lane_sum<float>(C,
+                                  [&](auto at) { return at(dyr) * at(pw) * ((at(xr) - m) * rs); }) /
           static_cast<float>(C);
       for (int64_t j = 0; j < C; ++j) {
         pdb_part[j] += dyr[j];

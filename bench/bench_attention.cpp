@@ -72,8 +72,8 @@ Subject make(const std::string& which, int64_t T) {
   }
   // The frontier variants (B = 8, T = 256 only).
   if (which == "MLA") {
-    auto m = std::make_shared<MultiHeadLatentAttention>(
-        C, H, 32, 16, LatentAttentionOptions{.causal = true}, &g);
+    auto m = std::make_shared<MultiHeadLatentAttention>(C, H, 32, 16,
+                                                        LatentAttentionOptions{.causal = true}, &g);
     return {m, [m](const Tensor& x) { return m->forward(x); }};
   }
   if (which == "Differential") {
@@ -231,8 +231,8 @@ void run_fused_attention(benchmark::State& state, bool causal) {
   const Tensor dout = raw::transpose(randn({Bt, T, Hh, Dd}, &g), 1, 2);
   for (auto _ : state) {
     const raw::FusedAttentionOutput f = raw::fused_attention_forward(q, k, v, causal);
-    const raw::FusedAttentionGrads d = raw::fused_attention_backward(q, k, v, f.weights, dout,
-                                                                     causal);
+    const raw::FusedAttentionGrads d =
+        raw::fused_attention_backward(q, k, v, f.weights, dout, causal);
     benchmark::DoNotOptimize(d.dv.data_ptr());
   }
 }

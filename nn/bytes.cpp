@@ -72,7 +72,6 @@ uint64_t checked_nbytes(const Shape& shape, Dtype dtype, const char* op, const s
   return n;
 }
 
-
 void write_file_atomic(const std::string& path, const std::string& bytes) {
   namespace fs = std::filesystem;
   // A temporary name no other writer in this process uses, in the target's folder (a rename

@@ -179,5 +179,4 @@ Tensor load_npy(const std::string& path) {
   return parse_npy(read_file(path, "load_npy"));
 }
 
-
 }  // namespace qkv::nn

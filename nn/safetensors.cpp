@@ -47,7 +47,6 @@ std::string shape_json(const Shape& shape) {
   return out + "]";
 }
 
-
 }  // namespace
 
 std::string safetensors_bytes(const NamedTensors& tensors,

@@ -33,12 +33,12 @@ bool is_heads(const Tensor& t) {
 }
 
 Dims check_heads(const Tensor& q, const Tensor& k, const Tensor& v, const char* op) {
-  check(is_heads(q) && is_heads(k) && is_heads(v) && q.shape() == k.shape() &&
-            q.shape() == v.shape(),
-        op, "float32 q, k and v of one shape (B, H, T, D), each with unit stride along D, got q ",
-        q.defined() ? shape_str(q.shape()) : "undefined", ", k ",
-        k.defined() ? shape_str(k.shape()) : "undefined", ", v ",
-        v.defined() ? shape_str(v.shape()) : "undefined");
+  check(
+      is_heads(q) && is_heads(k) && is_heads(v) && q.shape() == k.shape() && q.shape() == v.shape(),
+      op, "float32 q, k and v of one shape (B, H, T, D), each with unit stride along D, got q ",
+      q.defined() ? shape_str(q.shape()) : "undefined", ", k ",
+      k.defined() ? shape_str(k.shape()) : "undefined", ", v ",
+      v.defined() ? shape_str(v.shape()) : "undefined");
   return {q.size(0), q.size(1), q.size(2), q.size(3)};
 }
 

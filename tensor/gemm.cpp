@@ -86,8 +86,10 @@ void packed_rows(int64_t m0, int64_t m1, int64_t N, int64_t K, MatrixRef A, Matr
   const int64_t M = m1 - m0;
   prepare_c(M, N, C + m0 * ldc, ldc, accumulate);
   if (M <= 0 || N == 0 || K == 0) return;
-  float* bp = thread_scratch(Scratch::gemm_b, std::min(K, kKC) * ((std::min(N, kNC) + kNR - 1) / kNR * kNR));
-  float* ap = thread_scratch(Scratch::gemm_a, std::min(K, kKC) * ((std::min(M, kMC) + kMR - 1) / kMR * kMR));
+  float* bp = thread_scratch(Scratch::gemm_b,
+                             std::min(K, kKC) * ((std::min(N, kNC) + kNR - 1) / kNR * kNR));
+  float* ap = thread_scratch(Scratch::gemm_a,
+                             std::min(K, kKC) * ((std::min(M, kMC) + kMR - 1) / kMR * kMR));
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
     for (int64_t pc = 0; pc < K; pc += kKC) {
@@ -102,9 +104,8 @@ void packed_rows(int64_t m0, int64_t m1, int64_t N, int64_t K, MatrixRef A, Matr
         // Each MR x NR tile of C: the kernel holds it in registers for all kc steps.
         for (int64_t jr = 0; jr < nc; jr += kNR)
           for (int64_t ir = 0; ir < mc; ir += kMR)
-            kernel(kc, ap + ir * kc, 1, kMR, bp + jr * kc, kNR, C + (ic + ir) * ldc + jc + jr,
-                   ldc, /*add_to_c=*/true, std::min(kMR, mc - ir), std::min(kNR, nc - jr),
-                   nullptr);
+            kernel(kc, ap + ir * kc, 1, kMR, bp + jr * kc, kNR, C + (ic + ir) * ldc + jc + jr, ldc,
+                   /*add_to_c=*/true, std::min(kMR, mc - ir), std::min(kNR, nc - jr), nullptr);
       }
     }
   }
@@ -126,8 +127,8 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, floa
 // multiply-adds), and the rows of C cut into one range per thread of the pool, each a whole
 // number of MR-row tiles, each thread packing into its own buffers. Which thread computes an
 // element never changes its arithmetic, so the result is the same bits on any thread count.
-void gemm_threaded(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                   int64_t ldc, bool accumulate) {
+void gemm_threaded(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                   bool accumulate) {
   const int64_t tiles = (M + kMR - 1) / kMR;
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), tiles));
   parallel_for(parts, [&](int64_t p) {

@@ -34,8 +34,8 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
                   bool accumulate);  // step 3: MC x KC x NC cache blocks
 void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                  bool accumulate);  // step 4: packed panels, portable micro-kernel
-void gemm_threaded(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                   int64_t ldc, bool accumulate);  // step 5: SIMD micro-kernel and threads
+void gemm_threaded(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                   bool accumulate);  // step 5: SIMD micro-kernel and threads
 
 // What the production GEMM can do to each element of C once its sum is complete, while the
 // tile is still in registers: C[i, j] = C[i, j] + bias[j]. Bit for bit the separate add after

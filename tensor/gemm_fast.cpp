@@ -39,13 +39,13 @@ using namespace gemm_detail;
 namespace {
 
 // Step 5's loop nest on one thread, with its refinements: the epilogue on the last KC block,
-// the band's terms only, and, with `in_place`, full MR-row panels of a row-major A are read where they lie instead of
-// being packed (the kernel takes A's strides, except NEON's); only a short last panel is packed, for its zero
-// rows. So is B, when it is row-major, exactly one micro-panel (NR columns) wide and the
-// product small (attention's per-head products with a head size of 32: P v, dS k, dS^T q,
-// P^T dout): its rows are the panel's rows already, and copying them cost as much as a fifth of
-// those products. Few row tiles read it (M <= 2 MC), so that its rows, ldb apart, do not crowd
-// each other out of L1 the way a large product's many tiles did (dY W at M = 2048: 6-9%
+// the band's terms only, and, with `in_place`, full MR-row panels of a row-major A are read where
+// they lie instead of being packed (the kernel takes A's strides, except NEON's); only a short last
+// panel is packed, for its zero rows. So is B, when it is row-major, exactly one micro-panel (NR
+// columns) wide and the product small (attention's per-head products with a head size of 32: P v,
+// dS k, dS^T q, P^T dout): its rows are the panel's rows already, and copying them cost as much as
+// a fifth of those products. Few row tiles read it (M <= 2 MC), so that its rows, ldb apart, do not
+// crowd each other out of L1 the way a large product's many tiles did (dY W at M = 2048: 6-9%
 // slower in place). The fused attention got 5% (forward) and 11% (backward) faster.
 void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                   bool accumulate, MicroKernel kernel, bool in_place,

@@ -159,7 +159,7 @@ namespace {
 #if QKV_SIMD_LANES > 0
 // The SIMD micro-kernels, written with GCC/Clang vector extensions: a `vec` is one register of
 // kLanes floats, and `c += a * b` (a float times a vector: the float is broadcast) becomes one
-// fused multiply-add where the target has FMA (gemm.cpp is built with -ffp-contract=fast).
+// fused multiply-add where the target has FMA (the GEMM files are built with -ffp-contract=fast).
 // The accumulators are named variables, c[row][vector], so the compiler keeps every one in a
 // register for the whole k loop (GCC puts an array of them on the stack).
 typedef float vec __attribute__((vector_size(4 * kLanes)));
@@ -226,8 +226,8 @@ constexpr bool kBuildKernelReadsAInPlace = false;  // it wants A packed: a_rs = 
 // One row of the tile, one step of k: c0:c3 += lane L of a * B[k, 0:16].
 template <int L, class Lanes>
 [[gnu::always_inline]] inline void fma_row(float32x4_t& c0, float32x4_t& c1, float32x4_t& c2,
-                                           float32x4_t& c3, Lanes a, float32x4_t b0,
-                                           float32x4_t b1, float32x4_t b2, float32x4_t b3) {
+                                           float32x4_t& c3, Lanes a, float32x4_t b0, float32x4_t b1,
+                                           float32x4_t b2, float32x4_t b3) {
   if constexpr (sizeof(Lanes) == 16) {
     c0 = vfmaq_laneq_f32(c0, b0, a, L);
     c1 = vfmaq_laneq_f32(c1, b1, a, L);
@@ -251,7 +251,7 @@ void micro_kernel_neon(int64_t kc, const float* a, [[maybe_unused]] int64_t a_rs
   for (int64_t k = 0; k < kc; ++k, a += kMR, b += b_ks) {
     const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8),
                       b3 = vld1q_f32(b + 12);
-    const float32x4_t a03 = vld1q_f32(a);  // A[0:4, k]
+    const float32x4_t a03 = vld1q_f32(a);     // A[0:4, k]
     const float32x2_t a45 = vld1_f32(a + 4);  // A[4:6, k]
     fma_row<0>(c00, c01, c02, c03, a03, b0, b1, b2, b3);
     fma_row<1>(c10, c11, c12, c13, a03, b0, b1, b2, b3);
@@ -319,6 +319,5 @@ constexpr const char* kBuildKernelName = "portable 6x8";
 const MicroKernel kFastKernel = kBuildKernel;
 const bool kFastKernelReadsAInPlace = kBuildKernelReadsAInPlace;
 const char* const kFastKernelName = kBuildKernelName;
-
 
 }  // namespace qkv::gemm_detail

@@ -1,5 +1,5 @@
 // simd.h: which vector registers this build targets, decided once from the compiler's own
-// target macros. The GEMM's micro-kernel (gemm.cpp) and the FMA-peak probe (fma_peak.cpp) are
+// target macros. The GEMM micro-kernels (gemm_kernel.cpp) and the FMA-peak probe (fma_peak.cpp) are
 // written for them; everything else lets the compiler vectorise plain loops.
 //
 //   QKV_SIMD_LANES  floats in one vector register of the build's target:

@@ -96,7 +96,6 @@ int main(int argc, char** argv) {
                         "        [ 0.5605,  0.5645,  0.3676,  0.6429],\n"
                         "        [-1.2107, -0.4929, -1.0081, -1.4031]])",
                         "values match the article");
-  lesson::expect(lesson::digits(select(keys, 0, 1)) == lesson::digits(key_2),
-                 "keys[1] is key_2");
+  lesson::expect(lesson::digits(select(keys, 0, 1)) == lesson::digits(key_2), "keys[1] is key_2");
   return lesson::finish();
 }

@@ -33,8 +33,8 @@ int main(int argc, char** argv) {
   const Tensor W_key = nn::Parameter(rand({3, d_out_kq}));
   const Tensor W_value = nn::Parameter(rand({3, d_out_v}));
   const Tensor query_2 = matmul(select(embedded_sentence, 0, 1), W_query);  // (2,)
-  const Tensor keys = matmul(embedded_sentence, W_key);                          // (6, 2)
-  const Tensor values = matmul(embedded_sentence, W_value);                      // (6, 4)
+  const Tensor keys = matmul(embedded_sentence, W_key);                     // (6, 2)
+  const Tensor values = matmul(embedded_sentence, W_value);                 // (6, 4)
 
   lesson::banner("1. One unnormalised weight: omega_24");
   // >>> omega_24 = query_2.dot(keys[4])

@@ -84,9 +84,8 @@ int main(int argc, char** argv) {
   const Tensor core = attention::scaled_dot_product_attention(
                           transpose(Q, 0, 1), transpose(K, 0, 1), transpose(V, 0, 1))
                           .weights;  // (4 queries, 4 keys)
-  lesson::expect(
-      max(abs(sub(transpose(core, 0, 1), exact))).item<float>() < 1e-6,
-      "the exact column softmax is the core's weights, transposed");
+  lesson::expect(max(abs(sub(transpose(core, 0, 1), exact))).item<float>() < 1e-6,
+                 "the exact column softmax is the core's weights, transposed");
   bool same_favourite = true;
   for (int64_t j = 0; j < 4; ++j) {
     int64_t a = 0, b = 0;

@@ -81,8 +81,7 @@ int main(int argc, char** argv) {
   lesson::expect_article(lesson::digits(select(sa.attention_weights, 0, 1)) ==
                              "tensor([0.0386, 0.6870, 0.0204, 0.0840, 0.1470, 0.0229])",
                          "row 1 of the weights is attention_weights_2");
-  const float worst_row =
-      max(abs(sub(sum(sa.attention_weights, -1), 1.0f))).item<float>();
+  const float worst_row = max(abs(sub(sum(sa.attention_weights, -1), 1.0f))).item<float>();
   lesson::expect(worst_row < 1e-6f, "every row of the weights sums to 1");
 
   lesson::banner("4. Gradients reach every weight matrix");

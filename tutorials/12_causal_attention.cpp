@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   // >>> mask = torch.triu(torch.ones(block_size, block_size), diagonal=1)
   // >>> masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
   // >>> attn_weights = torch.softmax(masked / d_out_kq**0.5, dim=1)
-  const Tensor mask = triu(ones({6, 6}, Dtype::boolean), 1);   // true above the diagonal
+  const Tensor mask = triu(ones({6, 6}, Dtype::boolean), 1);        // true above the diagonal
   const Tensor masked = masked_fill(attn_scores, mask, -INFINITY);  // New: -inf hides a score
   const Tensor causal = softmax(masked / root_d, 1);
   lesson::show("masked", masked);
@@ -113,8 +113,7 @@ int main(int argc, char** argv) {
             << " (rounding: method 1 divides by a row sum)\n";
   std::cout << "Row 0 of the output is value 0 itself: 'Life' can only see 'Life'.\n";
   lesson::expect(max_diff < 1e-6f, "the module's two methods agree to 1e-6");
-  lesson::expect(
-      lesson::digits(select(out_inf, 0, 0)) == lesson::digits(select(values, 0, 0)),
-      "the first word's output is its own value vector");
+  lesson::expect(lesson::digits(select(out_inf, 0, 0)) == lesson::digits(select(values, 0, 0)),
+                 "the first word's output is its own value vector");
   return lesson::finish();
 }

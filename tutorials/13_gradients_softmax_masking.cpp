@@ -171,8 +171,7 @@ int main(int argc, char** argv) {
     const Tensor raw_scores = matmul(qs, transpose(ks, 0, 1));  // (200, 8)
     double stats[2][2] = {};
     for (int scaled = 0; scaled < 2; ++scaled) {
-      const Tensor sc =
-          scaled ? div(raw_scores, std::sqrt(static_cast<float>(dk))) : raw_scores;
+      const Tensor sc = scaled ? div(raw_scores, std::sqrt(static_cast<float>(dk))) : raw_scores;
       const Tensor ws = softmax(sc, 1);
       for (int64_t r = 0; r < 200; ++r) {
         const Tensor row = select(ws, 0, r);

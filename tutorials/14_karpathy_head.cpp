@@ -60,10 +60,10 @@ int main(int argc, char** argv) {
   // >>> wei = F.softmax(wei, dim=-1)
   // >>> v = value(x); out = wei @ v
   const Tensor k = key(x), q = query(x), v = value(x);
-  const AttentionOutput a = scaled_dot_product_attention(
-      q, k, v,
-      {.causal = true,  // the tril mask
-       .scale = 1.0});  // the video's first version has no scaling yet
+  const AttentionOutput a =
+      scaled_dot_product_attention(q, k, v,
+                                   {.causal = true,  // the tril mask
+                                    .scale = 1.0});  // the video's first version has no scaling yet
   const Tensor wei0 = select(a.weights, 0, 0);
   std::cout << "out.shape: " << shape_str(a.output.shape()) << "\n";
   lesson::show("wei[0]", wei0);

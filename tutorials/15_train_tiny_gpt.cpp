@@ -199,7 +199,7 @@ RunResult train(const Options& o, const CharTokenizer& tok, const TextSplit& spl
   Progress progress(o);
   for (int64_t step = 0; step < o.steps; ++step) {
     const Batch b = get_batch(split.train, o.block, o.batch, g);  // x, y (B, T); y: x moved by 1
-    const Tensor logits = m(b.x);                                  // (B, T, V)
+    const Tensor logits = m(b.x);                                 // (B, T, V)
     const Tensor loss = cross_entropy(view(logits, {N, V}), view(b.y, {N}));
     const double value = loss.item<float>();
     r.losses.emplace_back(static_cast<double>(step), value);

@@ -35,9 +35,10 @@ int main() {
               shape_str(wpe.weight.shape()).c_str(), shape_str(x.shape()).c_str());
   nn::LayerNorm ln(C);
   const Tensor h = ln(x);
-  std::printf("after layer norm: each of the 12 rows has mean %.1e and variance %.4f\n",
-              mean(select(select(h, 0, 0), 0, 0)).item<float>(),
-              var(select(select(h, 0, 0), 0, 0), 0, /*keepdim=*/false, /*correction=*/0).item<float>());
+  std::printf(
+      "after layer norm: each of the 12 rows has mean %.1e and variance %.4f\n",
+      mean(select(select(h, 0, 0), 0, 0)).item<float>(),
+      var(select(select(h, 0, 0), 0, 0), 0, /*keepdim=*/false, /*correction=*/0).item<float>());
 
   lesson::banner("2. One head: q, k, v of 64 from 768");
   MultiHeadAttention attn(C, H, {.causal = true});  // q, k, v, o: 768 x 768 each (all heads)
@@ -46,7 +47,7 @@ int main() {
   NoGradGuard no_grad;
   auto head_of = [&](nn::Linear& lin, int64_t head) {
     return add(matmul(h, transpose(narrow(lin.weight, 0, head * D, D), 0, 1)),
-                    narrow(lin.bias, 0, head * D, D));  // (1, 12, 64)
+               narrow(lin.bias, 0, head * D, D));  // (1, 12, 64)
   };
   const Tensor q0 = head_of(*attn.q, 0), k0 = head_of(*attn.k, 0), v0 = head_of(*attn.v, 0);
   std::printf("q, k, v of head 0: %s each\n", shape_str(q0.shape()).c_str());
@@ -64,10 +65,9 @@ int main() {
   std::vector<Tensor> heads;
   for (int64_t hd = 0; hd < H; ++hd) {
     const Tensor qh = head_of(*attn.q, hd), kh = head_of(*attn.k, hd), vh = head_of(*attn.v, hd);
-    const Tensor wh =
-        softmax(masked_fill(div(matmul(qh, transpose(kh, 1, 2)), 8.0f),
-                                      logical_not(causal_mask(T)), -INFINITY),
-                     -1);
+    const Tensor wh = softmax(masked_fill(div(matmul(qh, transpose(kh, 1, 2)), 8.0f),
+                                          logical_not(causal_mask(T)), -INFINITY),
+                              -1);
     heads.push_back(matmul(wh, vh));
   }
   const Tensor concat = cat(heads, -1);  // (1, 12, 768)

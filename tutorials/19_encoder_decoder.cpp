@@ -176,8 +176,7 @@ int main(int argc, char** argv) {
   double best_diagonal = 0;
   for (int64_t layer = 0; layer < rev.model->config.n_dec_layer; ++layer) {
     // (1, H, T, S) -> mean over heads -> rows 0..L (BOS and the L outputs), columns 0..L-1.
-    const Tensor w =
-        mean(select(rev.model->decoder(layer).cross->attention_weights, 0, 0), 0);
+    const Tensor w = mean(select(rev.model->decoder(layer).cross->attention_weights, 0, 0), 0);
     const Tensor map = contiguous(narrow(narrow(w, 0, 0, L), 1, 0, L));
     maps.push_back(map);
     titles.push_back("decoder layer " + std::to_string(layer) + " cross-attention");

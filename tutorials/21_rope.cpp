@@ -43,8 +43,7 @@ double evaluate(GPT& m, const Tensor& val, int64_t T, int64_t batch, int batches
   for (int i = 0; i < batches; ++i) {
     const Batch b = get_batch(val, T, batch, gv);
     const Tensor logits = m(b.x);
-    total += cross_entropy(view(logits, {batch * T, m.config.vocab_size}),
-                           view(b.y, {batch * T}))
+    total += cross_entropy(view(logits, {batch * T, m.config.vocab_size}), view(b.y, {batch * T}))
                  .item<float>();
   }
   return total / batches;
@@ -125,8 +124,7 @@ int main(int argc, char** argv) {
   std::vector<float> rope_scores;
   for (auto [mq, nk] : {std::pair{2, 0}, std::pair{5, 3}, std::pair{40, 38}, std::pair{100, 98}}) {
     const float s_rope = dot(rope(q, mq), rope(k, nk));
-    const float s_learned =
-        dot(add(q, narrow(table, 0, mq, 1)), add(k, narrow(table, 0, nk, 1)));
+    const float s_learned = dot(add(q, narrow(table, 0, mq, 1)), add(k, narrow(table, 0, nk, 1)));
     rope_scores.push_back(s_rope);
     std::printf("  (%3d, %3d)  %10.4f   %10.4f\n", mq, nk, s_rope, s_learned);
   }

@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
   AttentionOptions capped{.softcap = 5.0};
   const Tensor w_plain = scaled_dot_product_attention(q, k, v).weights;
   const Tensor w_capped = scaled_dot_product_attention(q, k, v, capped).weights;
-  const float top_plain = max(w_plain).item<float>(),
-              top_capped = max(w_capped).item<float>();
+  const float top_plain = max(w_plain).item<float>(), top_capped = max(w_capped).item<float>();
   std::printf("largest weight: %.4f without the cap, %.4f with c = 5\n", top_plain, top_capped);
   lesson::expect(top_capped < top_plain && min(w_capped).item<float>() >= std::exp(-10.0f) / T,
                  "capped scores stay within +-5: no weight below e^-10 of another");
@@ -76,10 +75,9 @@ int main(int argc, char** argv) {
   lesson::banner("3. Attention sinks");
   formula("softmax over [scores, sink]   then drop the sink's column");
   AttentionOptions sinks{.causal = true, .sinks = from_vector(std::vector<float>{1.0f}, {1})};
-  const Tensor w_sink =
-      scaled_dot_product_attention(view(q, {1, T, 4}), view(k, {1, T, 4}),
-                                   view(v, {1, T, 4}), sinks)
-          .weights;
+  const Tensor w_sink = scaled_dot_product_attention(view(q, {1, T, 4}), view(k, {1, T, 4}),
+                                                     view(v, {1, T, 4}), sinks)
+                            .weights;
   const std::vector<float> row_sums = sum(w_sink, -1).to_vector<float>();
   std::printf(
       "row sums with a sink logit of 1: %.3f %.3f %.3f ... %.3f (the rest went to the sink)\n",
@@ -122,8 +120,7 @@ int main(int argc, char** argv) {
   std::printf("lambda = %.4f (lambda_init %.1f); rows of the map sum to 1 - lambda = %.4f\n",
               lambda, diff.lambda_init, 1 - lambda);
   lesson::expect(
-      std::fabs(sum(select(select(diff.attention_weights, 0, 0), 0, 0), -1)
-                    .to_vector<float>()[5] -
+      std::fabs(sum(select(select(diff.attention_weights, 0, 0), 0, 0), -1).to_vector<float>()[5] -
                 (1 - lambda)) < 1e-5,
       "each row of A1 - lambda A2 sums to 1 - lambda");
 
@@ -152,8 +149,9 @@ int main(int argc, char** argv) {
   formula("e^(q . k) <- phi(q) . phi(k), phi = elu + 1: a recurrence with state D x D_v");
   const Tensor lq = randn({T, 4}, &g), lk = randn({T, 4}, &g), lv = randn({T, 4}, &g);
   const Tensor lg = sigmoid(randn({T}, &g));
-  const double forms = max_abs_diff(linear_attention(lq, lk, lv, {.form = LinearForm::parallel}, lg),
-                                    linear_attention(lq, lk, lv, {.form = LinearForm::recurrent}, lg));
+  const double forms =
+      max_abs_diff(linear_attention(lq, lk, lv, {.form = LinearForm::parallel}, lg),
+                   linear_attention(lq, lk, lv, {.form = LinearForm::recurrent}, lg));
   std::printf("gated, parallel (T x T) vs recurrent (state of 4 x 4): max difference %.1e\n",
               forms);
   lesson::expect(forms < 1e-5, "the parallel and the recurrent form are the same function");

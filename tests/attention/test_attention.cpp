@@ -167,9 +167,9 @@ TEST(AttentionCore, FusedKernelWeightsCarryNoGradient) {
   Generator g(23);
   const Tensor q = requires_grad_(randn({1, 2, 5, 4}, &g));
   const AttentionOutput a = scaled_dot_product_attention(q, q, q, {.causal = true});
-  EXPECT_TRUE(testing::throws_error([&] { backward(sum(a.weights)); },
-                                    {"scaled_dot_product_attention", "fused",
-                                     "set_fused_enabled(false)", "QKV_FUSED=0"}));
+  EXPECT_TRUE(testing::throws_error(
+      [&] { backward(sum(a.weights)); },
+      {"scaled_dot_product_attention", "fused", "set_fused_enabled(false)", "QKV_FUSED=0"}));
   {
     const FusedGuard plain(false);
     const AttentionOutput b = scaled_dot_product_attention(q, q, q, {.causal = true});
@@ -178,10 +178,15 @@ TEST(AttentionCore, FusedKernelWeightsCarryNoGradient) {
   }
   EXPECT_TRUE(fused_enabled());
   EXPECT_TRUE(testing::throws_error(
-      [] { raw::fused_attention_forward(zeros({2, 3, 10}), zeros({2, 3, 10}), zeros({2, 3, 10}), true); },
+      [] {
+        raw::fused_attention_forward(zeros({2, 3, 10}), zeros({2, 3, 10}), zeros({2, 3, 10}), true);
+      },
       {"fused_attention", "(B, H, T, D)", "(2, 3, 10)"}));
   EXPECT_TRUE(testing::throws_error(
-      [] { raw::fused_attention_forward(zeros({1, 2, 3, 4}), zeros({1, 2, 3, 4}), zeros({1, 2, 4, 4}), true); },
+      [] {
+        raw::fused_attention_forward(zeros({1, 2, 3, 4}), zeros({1, 2, 3, 4}), zeros({1, 2, 4, 4}),
+                                     true);
+      },
       {"fused_attention", "one shape", "(1, 2, 4, 4)"}));
 }
 
@@ -223,8 +228,9 @@ TEST(AttentionCore, AFullyMaskedRowGivesZerosNotNaNAndZeroGradient) {
   const Tensor q = requires_grad_(randn({3, 4}, &g)), k = requires_grad_(randn({3, 4}, &g)),
                v = requires_grad_(randn({3, 2}, &g));
   // Query 1 may see nothing (think: a padded query position).
-  AttentionOptions options{.mask = from_vector(
-      std::vector<bool>{true, true, false, false, false, false, true, false, true}, {3, 3})};
+  AttentionOptions options{
+      .mask = from_vector(
+          std::vector<bool>{true, true, false, false, false, false, true, false, true}, {3, 3})};
   const AttentionOutput a = scaled_dot_product_attention(q, k, v, options);
   for (float x : a.output.to_vector<float>()) EXPECT_FALSE(std::isnan(x));
   EXPECT_TRUE(testing::tensor_equal(raw::select(a.output, 0, 1), zeros({2})));

@@ -225,7 +225,8 @@ TEST(AttentionSinks, StreamingRollingCacheEqualsFirstTokensPlusWindowMask) {
 TEST(AttentionGated, AnOpenGateIsPlainAttentionAndGradchecks) {
   Generator g1(140), g2(140);
   MultiHeadAttention plain(8, 2, {.causal = true}, &g1);
-  MultiHeadAttention gated(8, 2, {.causal = true, .frontier = {.gate = true}}, &g2);  // q, k, v, o drawn first: the same weights
+  MultiHeadAttention gated(8, 2, {.causal = true, .frontier = {.gate = true}},
+                           &g2);  // q, k, v, o drawn first: the same weights
   const Tensor x = randn({2, 5, 8});
   {
     NoGradGuard no_grad;

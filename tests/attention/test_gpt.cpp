@@ -1,7 +1,7 @@
 // test_gpt.cpp: the tiny GPT against its PyTorch twin, tools/tiny_gpt_twin.py (values from
-// tools/gen_gpt_reference.py, which runs the twin's model): the same parameter names, bit-identical initial weights, the
-// same losses over the first AdamW steps; the character tokenizer and the batches; and the
-// causal promise end to end (no future token changes a logit, with the mask on).
+// tools/gen_gpt_reference.py, which runs the twin's model): the same parameter names, bit-identical
+// initial weights, the same losses over the first AdamW steps; the character tokenizer and the
+// batches; and the causal promise end to end (no future token changes a logit, with the mask on).
 #include "attention/all.h"
 #include "tests/testing.h"
 
@@ -21,7 +21,8 @@ TEST(TinyGpt, ParameterNamesShapesAndInitialWeightsAreTheReferences) {
   const CharTokenizer tok(bottles_text());
   ASSERT_EQ(tok.vocab_size(), kGptVocab);
   manual_seed(1337);
-  GPT m(GPTConfig{.vocab_size = tok.vocab_size(), .n_embd = 64, .n_head = 4, .n_layer = 2, .block = 32});
+  GPT m(GPTConfig{
+      .vocab_size = tok.vocab_size(), .n_embd = 64, .n_head = 4, .n_layer = 2, .block = 32});
   const auto params = m.named_parameters();
   ASSERT_EQ(params.size(), kGptInit.size());
   for (size_t i = 0; i < params.size(); ++i) {
@@ -42,7 +43,8 @@ TEST(TinyGpt, FirstFiveAdamWStepsMatchTheReference) {
   const CharTokenizer tok(text);
   const TextSplit split = split_90_10(tok.encode(text));
   manual_seed(1337);
-  GPT m(GPTConfig{.vocab_size = tok.vocab_size(), .n_embd = 64, .n_head = 4, .n_layer = 2, .block = 32});
+  GPT m(GPTConfig{
+      .vocab_size = tok.vocab_size(), .n_embd = 64, .n_head = 4, .n_layer = 2, .block = 32});
   nn::AdamW opt(m.parameters(), 1e-3);
   Generator g(1337);
   for (size_t step = 0; step < kGptLosses.size(); ++step) {
@@ -129,14 +131,18 @@ TEST(TinyGpt, TrainsTheSameWithFusedPathsOnAndOff) {
     EXPECT_NEAR(fused.losses[i], plain.losses[i], 1e-6) << "step " << i;
   }
   for (size_t i = 0; i < fused.weights.size(); ++i)
-    EXPECT_TRUE(testing::tensor_near(fused.weights[i], plain.weights[i], 1e-6)) << "parameter " << i;
+    EXPECT_TRUE(testing::tensor_near(fused.weights[i], plain.weights[i], 1e-6))
+        << "parameter " << i;
   EXPECT_TRUE(testing::tensor_near(fused.eval_logits, plain.eval_logits, 1e-5));
   EXPECT_EQ(fused.sample, plain.sample);
 }
 
 TEST(TinyGpt, RejectsBadInput) {
-  EXPECT_THROW(GPT(GPTConfig{.vocab_size = 10, .n_embd = 10, .n_head = 3, .n_layer = 1, .block = 8}), Error);  // 10 % 3 != 0
-  EXPECT_THROW(GPT(GPTConfig{.vocab_size = 0, .n_embd = 8, .n_head = 2, .n_layer = 1, .block = 8}), Error);
+  EXPECT_THROW(
+      GPT(GPTConfig{.vocab_size = 10, .n_embd = 10, .n_head = 3, .n_layer = 1, .block = 8}),
+      Error);  // 10 % 3 != 0
+  EXPECT_THROW(GPT(GPTConfig{.vocab_size = 0, .n_embd = 8, .n_head = 2, .n_layer = 1, .block = 8}),
+               Error);
   manual_seed(0);
   GPT m(GPTConfig{.vocab_size = 5, .n_embd = 8, .n_head = 2, .n_layer = 1, .block = 4});
   EXPECT_THROW(m(zeros({1, 5}, Dtype::int64)), Error);    // T > block

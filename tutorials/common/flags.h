@@ -39,8 +39,8 @@ class Flags {
   }
 
   // A whole number in [min, max].
-  void number(const std::string& name, int64_t* target, const std::string& help,
-              int64_t min = 1, int64_t max = INT64_MAX) {
+  void number(const std::string& name, int64_t* target, const std::string& help, int64_t min = 1,
+              int64_t max = INT64_MAX) {
     add(name, "N", help, std::to_string(*target), [=](const std::string& value) {
       char* end = nullptr;
       errno = 0;
