@@ -8,8 +8,9 @@
 
 namespace qkv::attention {
 
-Block::Block(int64_t C, int64_t H, bool is_causal, bool use_rope)
-    : n_head(H), causal(is_causal), rope(use_rope) {
+Block::Block(const GPTConfig& config)
+    : n_head(config.n_head), causal(config.causal), rope(config.rope) {
+  const int64_t C = config.n_embd, H = config.n_head;
   check(C > 0 && H > 0 && C % H == 0, "Block", "n_embd (", C, ") divisible by n_head (", H, ")");
   ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(C));
   q = register_module("q", std::make_shared<nn::Linear>(C, C));
@@ -68,7 +69,7 @@ GPT::GPT(const GPTConfig& c) : config(c) {
   if (!c.rope) pos = register_module("pos", std::make_shared<nn::Embedding>(c.block, c.n_embd));
   blocks = register_module("blocks", std::make_shared<nn::ModuleList>());
   for (int64_t i = 0; i < c.n_layer; ++i)
-    blocks->push_back(std::make_shared<Block>(c.n_embd, c.n_head, c.causal, c.rope));
+    blocks->push_back(std::make_shared<Block>(c));
   ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(c.n_embd));
   head = register_module("head", std::make_shared<nn::Linear>(c.n_embd, c.vocab_size, false));
 }

@@ -32,7 +32,7 @@ struct GPTConfig {
 
 class Block : public nn::UnaryModule {
  public:
-  Block(int64_t n_embd, int64_t n_head, bool causal, bool rope = false);
+  explicit Block(const GPTConfig& config);  // n_embd, n_head, causal and rope
   Tensor forward(const Tensor& x) override { return forward(x, nullptr); }  // (B, T, C)
   Tensor forward(const Tensor& x, KVCache* cache);  // incremental: x's positions come after cache
   // The two sublayers, without their residual adds: (B, T, C) -> (B, T, C).
