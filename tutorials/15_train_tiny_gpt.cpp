@@ -72,7 +72,8 @@ lesson::Flags flags_for(Options& o) {
   f.number("--threads", &o.threads, "worker threads; 0: QKV_NUM_THREADS or every core", 0);
   f.number("--eval_batches", &o.eval_batches, "validation batches");
   f.number("--log_every", &o.log_every, "steps between loss lines");
-  f.number("--fused", &o.fused, "1: fused attention kernels; 0: the composed ops", 0, 1);
+  f.number("--fused", &o.fused, "1: fused attention kernels; 0: the composed ops (QKV_FUSED)", 0,
+           1);
   f.on_off("--no_causal", &o.no_causal, "train without the causal mask (the twin's flag too)");
   f.on_off("--no_compare", &o.no_compare, "skip the second, unmasked run the lesson compares");
   f.text("--save", &o.save, "write the weights (safetensors, PyTorch's names)");
@@ -87,6 +88,7 @@ lesson::Flags flags_for(Options& o) {
 
 Options parse(int argc, char** argv) {
   Options o;
+  o.fused = fused_enabled() ? 1 : 0;  // the default: what QKV_FUSED says (tensor/fused.h)
   const lesson::Flags f = flags_for(o);
   f.parse(argc, argv);
   if (o.n_embd % o.n_head != 0)

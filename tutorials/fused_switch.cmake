@@ -1,0 +1,38 @@
+# The fused-paths switch end to end (run by ctest): the training program with fused paths on,
+# with --fused 0, and with QKV_FUSED=0 in its environment must say which attention it runs and
+# print the same losses and the same sample.
+#   cmake -DEXE=<15_train_tiny_gpt> -DDIR=<scratch folder> -P fused_switch.cmake
+# In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
+set(flags --steps 30 --no_compare --sample 40 --log_every 10)
+separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
+set(names "fused on" "--fused 0" "QKV_FUSED=0")
+set(expected "attention: the fused kernel" "attention: the composed ops" "attention: the composed ops")
+foreach(i RANGE 2)
+  list(GET names ${i} name)
+  list(GET expected ${i} says)
+  set(command ${emulator} ${EXE} ${flags})
+  if(i EQUAL 1)
+    list(APPEND command --fused 0)
+  elseif(i EQUAL 2)
+    set(command ${CMAKE_COMMAND} -E env QKV_FUSED=0 ${command})
+  endif()
+  execute_process(COMMAND ${command} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${name}: the program failed with ${rc}")
+  endif()
+  if(NOT out MATCHES "${says}")
+    message(FATAL_ERROR "${name}: expected '${says}' in the output, got:\n${out}")
+  endif()
+  # The loss lines, the summary without its timing fields, and the sample.
+  string(REGEX MATCHALL "step [0-9]+ loss [0-9.]+" losses "${out}")
+  string(REGEX MATCH "train_loss=[0-9.]+ val_loss=[0-9.]+ val_loss_last=[0-9.]+" summary "${out}")
+  string(REGEX MATCH "sample \\(with the causal mask\\):\n[^\n]*" sample "${out}")
+  set(result_${i} "${losses} ${summary} ${sample}")
+  if(i GREATER 0 AND NOT result_${i} STREQUAL result_0)
+    message(FATAL_ERROR "${name} printed other numbers than fused on:\n'${result_0}'\nvs\n'${result_${i}}'")
+  endif()
+endforeach()
+if(result_0 STREQUAL "  ")
+  message(FATAL_ERROR "no losses parsed from the training program's output")
+endif()
+message(STATUS "the same losses and sample with fused paths on and off: ${result_0}")
