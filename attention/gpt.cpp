@@ -47,6 +47,10 @@ Tensor Block::attn(const Tensor& x, KVCache* cache) {
     keys = cache->k;
     values = cache->v;
   }
+  if (attention_fn) {  // an attention of your own in the core's place (GPT::set_attention)
+    attention_weights = Tensor();
+    return o->forward(merge_heads(attention_fn(queries, keys, values)));
+  }
   const AttentionOutput a = scaled_dot_product_attention(queries, keys, values, {.causal = causal});
   attention_weights = detach(a.weights);
   return o->forward(merge_heads(a.output));  // (B, H, T, D) -> (B, T, C) -> o
@@ -68,8 +72,7 @@ GPT::GPT(const GPTConfig& c) : config(c) {
         c.n_embd / c.n_head);
   if (!c.rope) pos = register_module("pos", std::make_shared<nn::Embedding>(c.block, c.n_embd));
   blocks = register_module("blocks", std::make_shared<nn::ModuleList>());
-  for (int64_t i = 0; i < c.n_layer; ++i)
-    blocks->push_back(std::make_shared<Block>(c));
+  for (int64_t i = 0; i < c.n_layer; ++i) blocks->push_back(std::make_shared<Block>(c));
   ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(c.n_embd));
   head = register_module("head", std::make_shared<nn::Linear>(c.n_embd, c.vocab_size, false));
 }
@@ -77,6 +80,10 @@ GPT::GPT(const GPTConfig& c) : config(c) {
 void GPT::set_causal(bool causal) {
   config.causal = causal;
   for (int64_t i = 0; i < config.n_layer; ++i) block(i).causal = causal;
+}
+
+void GPT::set_attention(AttentionFn fn) {
+  for (int64_t i = 0; i < config.n_layer; ++i) block(i).attention_fn = fn;
 }
 
 Tensor GPT::forward(const Tensor& idx, std::vector<KVCache>* caches) {

@@ -17,6 +17,8 @@
 // ln_f.weight, head.weight: torch's state_dict keys for the reference model.
 #pragma once
 
+#include <functional>
+
 #include "attention/multi_head_attention.h"
 
 namespace qkv::attention {
@@ -29,6 +31,12 @@ struct GPTConfig {
   // every block; sequences may then be longer than block (no table to run out of).
   bool rope = false;
 };
+
+// An attention function to run in every block in place of scaled_dot_product_attention (a
+// learner's own, tutorials/exercises): q (B, H, T_q, D) against k, v (B, H, T_k, D) after RoPE
+// and the KV cache, causal; returns (B, H, T_q, D). T_q == T_k over a whole sequence; T_q = 1
+// when decoding with the cache, its one query after every key.
+using AttentionFn = std::function<Tensor(const Tensor& q, const Tensor& k, const Tensor& v)>;
 
 class Block : public nn::UnaryModule {
  public:
@@ -43,6 +51,7 @@ class Block : public nn::UnaryModule {
   int64_t n_head;
   bool causal, rope;
   Tensor attention_weights;  // of the last forward, without history: (B, H, T, T)
+  AttentionFn attention_fn;  // empty: the attention core (GPT::set_attention)
 };
 
 // How GPT::generate picks each next token.
@@ -66,7 +75,8 @@ class GPT : public nn::Module {
   // that every step recomputes the last `block` tokens, exactly as without the cache.
   std::vector<int64_t> generate(std::vector<int64_t> ids, int64_t n, const SampleOptions& options,
                                 Generator& gen);
-  void set_causal(bool causal);  // every block at once
+  void set_causal(bool causal);        // every block at once
+  void set_attention(AttentionFn fn);  // every block at once; empty: the attention core
   Block& block(int64_t i) const { return *blocks->at<Block>(static_cast<size_t>(i)); }
   GPTConfig config;
   std::shared_ptr<nn::Embedding> tok, pos;  // pos: null with rope

@@ -85,5 +85,6 @@ int main() {
   std::cout << s << "\n";
   lesson::expect(std::fabs(sum(s).item() - 1.0f) < 1e-6f, "softmax weights sum to 1");
 
+  lesson::exercises({"01.1 broadcast_add: a + b with broadcasting, by index arithmetic"});
   return lesson::finish();
 }

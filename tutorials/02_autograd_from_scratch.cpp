@@ -156,5 +156,7 @@ int main(int argc, char** argv) {
   std::cout << "\nThe difference to micrograd is only the unit: a Node here holds a tensor and\n"
                "its backward is a whole tensor formula (for matmul: dA = dC B^T), so one node\n"
                "does the work of millions of scalar Values.\n";
+  lesson::exercises({"02.1 sum_to_shape: a broadcast gradient summed back to its shape",
+                     "02.2 matmul_backward: dA and dB of C = A @ B"});
   return lesson::finish();
 }

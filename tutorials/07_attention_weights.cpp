@@ -80,5 +80,6 @@ int main(int argc, char** argv) {
                "attended to.\n";
   lesson::expect_prints(context_vector_2, "tensor([0.5313, 1.3607, 0.7891, 1.3110])",
                         "context_vector_2 matches the article");
+  lesson::exercises({"07.1 softmax_rows: softmax that cannot overflow"});
   return lesson::finish();
 }

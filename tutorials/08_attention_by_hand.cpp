@@ -108,5 +108,6 @@ int main(int argc, char** argv) {
       "softmax uses e^(0.58 s): sharper weights, the same direction.\n",
       gap);
   lesson::expect(gap < 1.0, "the hand answer stays within 1 of the exact one in every entry");
+  lesson::exercises({"08.1 attention: softmax(q k^T / sqrt(D)) v"});
   return lesson::finish();
 }

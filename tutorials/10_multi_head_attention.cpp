@@ -113,5 +113,7 @@ int main(int argc, char** argv) {
   lesson::expect(
       y.shape() == x.shape() && attn.attention_weights.shape() == Shape({2, num_heads, 6, 6}),
       "MultiHeadAttention keeps (B, T, C) and hands back (B, H, T, T) weights");
+  lesson::exercises({"10.1 split_heads: (B, T, C) -> (B, H, T, D)",
+                     "10.2 merge_heads: (B, H, T, D) -> (B, T, C)"});
   return lesson::finish();
 }

@@ -74,5 +74,6 @@ int main(int argc, char** argv) {
   lesson::show("crossattn(x, x)", cross_self);
   lesson::expect(lesson::digits(cross_self) == lesson::digits(self_out),
                  "CrossAttention(x, x) equals SelfAttention(x) (lesson 09's output)");
+  lesson::exercises({"11.1 cross_attention: queries from x, keys and values from the memory"});
   return lesson::finish();
 }

@@ -115,5 +115,8 @@ int main(int argc, char** argv) {
   lesson::expect(max_diff < 1e-6f, "the module's two methods agree to 1e-6");
   lesson::expect(lesson::digits(select(out_inf, 0, 0)) == lesson::digits(select(values, 0, 0)),
                  "the first word's output is its own value vector");
+  lesson::exercises(
+      {"12.1 causal_attention: -inf before the softmax",
+       "12.2 causal_attention_renormalised: mask after the softmax, then renormalise"});
   return lesson::finish();
 }

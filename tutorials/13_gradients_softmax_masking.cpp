@@ -199,5 +199,6 @@ int main(int argc, char** argv) {
                  "unscaled, the Jacobian (the gradient's way back) shrinks as d_k grows");
   lesson::expect(std::fabs(j_large_scaled - j_small_scaled) < 0.5 * j_small_scaled,
                  "scaled by 1/sqrt(d_k), it stays the same size at every d_k");
+  lesson::exercises({"13.1 softmax_backward: dx from y and dy"});
   return lesson::finish();
 }

@@ -381,5 +381,6 @@ int main(int argc, char** argv) {
   if (cheat_gap >= 0)
     lesson::expect(cheat_gap == 1,
                    "without the mask: a lower training loss, but a higher val_loss_last");
+  lesson::exercises({"15.1 adamw_step: one step of AdamW"});
   return lesson::finish();
 }

@@ -90,5 +90,6 @@ int main() {
   lesson::expect(
       attn.q->weight.numel() + attn.k->weight.numel() + attn.v->weight.numel() == per_layer,
       "the module's q, k, v hold exactly one layer's share");
+  lesson::exercises({"17.1 layer_norm_backward: dx, dw and db of LayerNorm"});
   return lesson::finish();
 }

@@ -147,5 +147,7 @@ int main() {
                "1 + 2 + ... + T = T^2 / 2 token-passes. With it, each step is one token-pass\n"
                "plus attention over the cache: T passes in all. The longer the text, the larger\n"
                "the gap; bench/README.md records it on this machine.\n";
+  lesson::exercises(
+      {"18.1 kv_append: the KV cache's append", "18.2 decode_step: one token against the cache"});
   return lesson::finish();
 }

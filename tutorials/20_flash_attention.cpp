@@ -128,5 +128,6 @@ int main() {
                  "flash never holds a T x T matrix: its peak is a fraction of one");
   std::cout << "\nThe standard path's peak grows as T^2, flash's as T: at T = 4096 the gap is\n"
                "twice as wide again. bench/bench_attention measures both (bench/README.md).\n";
+  lesson::exercises({"20.1 online_softmax_attention: the online softmax, tile by tile"});
   return lesson::finish();
 }

@@ -161,5 +161,6 @@ int main(int argc, char** argv) {
                "spends block x C = 2048 parameters on them), and no last row to run out of.\n"
                "Reading past the trained length is not free - the model never saw the angles of\n"
                "distances beyond 31 - but it degrades instead of failing.\n";
+  lesson::exercises({"21.1 rope_rotate: rotate each pair by its position's angle"});
   return lesson::finish();
 }

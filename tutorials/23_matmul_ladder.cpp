@@ -132,5 +132,6 @@ int main(int argc, char** argv) {
                "kernel written for the vector registers keeps the whole tile in them, one\n"
                "instruction doing 4, 8 or 16 multiply-adds, and every core gets tiles.\n"
                "bench/bench_matmul measures the same ladder against OpenBLAS (bench/README.md).\n";
+  lesson::exercises({"23.1 gemm_packed_kernel: packing and a register tile, with its GFLOP/s"});
   return lesson::finish();
 }

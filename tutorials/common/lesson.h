@@ -106,6 +106,13 @@ inline void parse_flags(int argc, char** argv, const std::string& usage,
   flags.parse(argc, argv);
 }
 
+// Names the exercises that follow this lesson (tutorials/exercises), at its end.
+inline void exercises(const std::vector<std::string>& names) {
+  std::cout << "\nExercises after this lesson, in tutorials/exercises/learner/ (check one with\n"
+               "./build/release/tutorials/exercises/check_exercises <number>):\n";
+  for (const std::string& n : names) std::cout << "  " << n << "\n";
+}
+
 inline int finish() {
   std::cout << "\n" << (failures() == 0 ? "All checks passed." : "Some checks FAILED.") << "\n";
   return failures() == 0 ? 0 : 1;
