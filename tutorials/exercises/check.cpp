@@ -1,6 +1,7 @@
 // check.cpp: the checks of check.h, one per exercise, each against qkv's own implementation.
 #include "tutorials/exercises/check.h"
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -176,7 +177,8 @@ Outcome check_broadcast_add(decltype(&broadcast_add) f) {
   Generator g(101);
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{3, 1, 5}, {4, 1}}, {{7}, {1}}, {{1}, {2, 33}}, {{2, 3}, {2, 3}}, {{4, 1, 1}, {1, 7, 2}}};
-  for (const auto& [sa, sb] : cases) {
+  for (const auto& c : cases) {
+    const Shape &sa = c.first, &sb = c.second;
     const Tensor a = randn(sa, &g), b = randn(sb, &g);
     const std::string input = describe("a", a) + " + " + describe("b", b);
     Tensor got;
@@ -196,7 +198,8 @@ Outcome check_sum_to_shape(decltype(&sum_to_shape) f) {
                                                       {{1, 33}, {5, 33}},
                                                       {{2, 1, 4}, {3, 2, 6, 4}},
                                                       {{6}, {6}}};
-  for (const auto& [shape, grad_shape] : cases) {
+  for (const auto& c : cases) {
+    const Shape &shape = c.first, &grad_shape = c.second;
     const Tensor up = randn(grad_shape, &g);
     // qkv's own reduction: the engine's, for x of `shape` broadcast into grad's shape.
     const Tensor x = requires_grad_(zeros(shape));
@@ -215,7 +218,9 @@ Outcome check_sum_to_shape(decltype(&sum_to_shape) f) {
 Outcome check_matmul_backward(decltype(&matmul_backward) f) {
   Grader gr;
   Generator g(103);
-  for (const auto [M, K, N] : {std::array<int64_t, 3>{3, 7, 5}, {1, 33, 2}, {6, 4, 9}}) {
+  for (const std::array<int64_t, 3>& dims :
+       {std::array<int64_t, 3>{3, 7, 5}, {1, 33, 2}, {6, 4, 9}}) {
+    const int64_t M = dims[0], K = dims[1], N = dims[2];
     const Tensor a = randn({M, K}, &g), b = randn({K, N}, &g), dc = randn({M, N}, &g);
     const std::string input = describe("a", a) + ", " + describe("b", b);
     MatmulGrads got;
@@ -289,7 +294,9 @@ Outcome check_attention(decltype(&attention) f) {
 Outcome check_split_heads(decltype(&split_heads) f) {
   Grader gr;
   Generator g(110);
-  for (const auto [B, T, H, D] : {std::array<int64_t, 4>{2, 7, 3, 4}, {1, 1, 1, 5}, {3, 5, 4, 2}}) {
+  for (const std::array<int64_t, 4>& dims :
+       {std::array<int64_t, 4>{2, 7, 3, 4}, {1, 1, 1, 5}, {3, 5, 4, 2}}) {
+    const int64_t B = dims[0], T = dims[1], H = dims[2], D = dims[3];
     const Tensor x = randn({B, T, H * D}, &g);
     const std::string input = describe("x", x) + " into " + std::to_string(H) + " heads";
     Tensor got;
@@ -304,7 +311,9 @@ Outcome check_split_heads(decltype(&split_heads) f) {
 Outcome check_merge_heads(decltype(&merge_heads) f) {
   Grader gr;
   Generator g(111);
-  for (const auto [B, H, T, D] : {std::array<int64_t, 4>{2, 3, 7, 4}, {1, 1, 1, 5}, {3, 4, 5, 2}}) {
+  for (const std::array<int64_t, 4>& dims :
+       {std::array<int64_t, 4>{2, 3, 7, 4}, {1, 1, 1, 5}, {3, 4, 5, 2}}) {
+    const int64_t B = dims[0], H = dims[1], T = dims[2], D = dims[3];
     const Tensor x = randn({B, H, T, D}, &g);
     const std::string input = describe("x", x);
     Tensor got;
@@ -322,8 +331,9 @@ Outcome check_merge_heads(decltype(&merge_heads) f) {
 Outcome check_cross_attention(decltype(&cross_attention) f) {
   Grader gr;
   Generator g(112);
-  for (const auto [B, T_q, T_k, C, D] :
+  for (const std::array<int64_t, 5>& dims :
        {std::array<int64_t, 5>{2, 3, 7, 8, 4}, {1, 1, 33, 6, 5}, {2, 5, 2, 4, 4}}) {
+    const int64_t B = dims[0], T_q = dims[1], T_k = dims[2], C = dims[3], D = dims[4];
     const Tensor x = randn({B, T_q, C}, &g), memory = randn({B, T_k, C}, &g);
     const Tensor w_q = randn({C, D}, &g), w_k = randn({C, D}, &g), w_v = randn({C, D}, &g);
     const std::string input = describe("x", x) + ", " + describe("memory", memory);
@@ -439,7 +449,8 @@ Outcome check_adamw_step(decltype(&adamw_step) f) {
 Outcome check_layer_norm_backward(decltype(&layer_norm_backward) f) {
   Grader gr;
   Generator g(117);
-  for (const auto [N, C] : {std::array<int64_t, 2>{1, 7}, {5, 33}, {7, 4}}) {
+  for (const std::array<int64_t, 2>& dims : {std::array<int64_t, 2>{1, 7}, {5, 33}, {7, 4}}) {
+    const int64_t N = dims[0], C = dims[1];
     const Tensor x = randn({N, C}, &g) * 2.0f + 1.0f, w = randn({C}, &g), dy = randn({N, C}, &g);
     const Tensor b = zeros({C});
     const std::string input = describe("x", x);
@@ -488,8 +499,9 @@ Outcome check_kv_append(decltype(&kv_append) f) {
 Outcome check_decode_step(decltype(&decode_step) f) {
   Grader gr;
   Generator g(119);
-  for (const auto [B, H, T, D] :
+  for (const std::array<int64_t, 4>& dims :
        {std::array<int64_t, 4>{1, 2, 1, 4}, {2, 3, 7, 8}, {1, 1, 33, 5}}) {
+    const int64_t B = dims[0], H = dims[1], T = dims[2], D = dims[3];
     const Tensor q = randn({B, H, 1, D}, &g) * 2.0f, k = randn({B, H, T, D}, &g) * 2.0f,
                  v = randn({B, H, T, D}, &g);
     const std::string input = describe("q", q) + ", " + describe("k_cache", k);
@@ -510,7 +522,9 @@ Outcome check_decode_step(decltype(&decode_step) f) {
 Outcome check_online_softmax_attention(decltype(&online_softmax_attention) f) {
   Grader gr;
   Generator g(120);
-  for (const auto [T, D, tile] : {std::array<int64_t, 3>{1, 3, 4}, {7, 5, 2}, {33, 4, 8}}) {
+  for (const std::array<int64_t, 3>& dims :
+       {std::array<int64_t, 3>{1, 3, 4}, {7, 5, 2}, {33, 4, 8}}) {
+    const int64_t T = dims[0], D = dims[1], tile = dims[2];
     for (float spread : {2.0f, 200.0f}) {
       // Increasing scores move the max in every tile: a forgotten rescale shows.
       const Tensor scores =
@@ -537,7 +551,9 @@ Outcome check_online_softmax_attention(decltype(&online_softmax_attention) f) {
 Outcome check_rope_rotate(decltype(&rope_rotate) f) {
   Grader gr;
   Generator g(121);
-  for (const auto [T, D, offset] : {std::array<int64_t, 3>{1, 2, 0}, {7, 8, 5}, {33, 6, 100}}) {
+  for (const std::array<int64_t, 3>& dims :
+       {std::array<int64_t, 3>{1, 2, 0}, {7, 8, 5}, {33, 6, 100}}) {
+    const int64_t T = dims[0], D = dims[1], offset = dims[2];
     const Tensor x = randn({2, T, D}, &g);
     const std::string input = describe("x", x) + ", offset " + std::to_string(offset);
     Tensor got;
@@ -553,8 +569,9 @@ Outcome check_rope_rotate(decltype(&rope_rotate) f) {
 Outcome check_gemm_packed_kernel(decltype(&gemm_packed_kernel) f) {
   Grader gr;
   Generator g(123);
-  for (const auto [M, K, N] :
+  for (const std::array<int64_t, 3>& dims :
        {std::array<int64_t, 3>{1, 1, 1}, {7, 33, 5}, {33, 7, 129}, {129, 64, 33}}) {
+    const int64_t M = dims[0], K = dims[1], N = dims[2];
     const Tensor a = randn({M, K}, &g), b = randn({K, N}, &g);
     std::vector<float> c(static_cast<size_t>(M * N), 7.0f);  // C's old contents: overwrite them
     const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
