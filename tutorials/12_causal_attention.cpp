@@ -7,8 +7,8 @@
 //     each row to sum to 1;
 //   - method 2: set the future's scores to -inf before the softmax, where e^-inf = 0 hides
 //     them in one step;
-//   - that both give the same weights, and why models use the second (one softmax, exact zeros,
-//     no information about the future even in the normaliser);
+//   - that both give the same weights (and, lesson 13 shows, the same gradients), and why models
+//     use the second: one softmax and exact zeros, with no second pass to renormalise;
 //   - that "mask" means opposite things in two places: masked_fill fills where its mask is true
 //     (what to hide), scaled_dot_product_attention attends where its mask is true (what to see).
 // What comes before: lesson 09 (SelfAttention).

@@ -158,7 +158,8 @@ int main(int argc, char** argv) {
 
   lesson::banner("9. The maps: plain vs differential attention, same input");
   // Both at initialisation on the same 8 tokens: plain MHA's head 0, and the differential
-  // head 0's two maps and their difference (red: negative weight).
+  // head 0's two maps and their difference. The SVG would draw a negative weight red; how many
+  // there are is counted below (at initialisation, with lambda small, usually none).
   MultiHeadAttention plain(C, H, {.causal = true}, &g);
   plain(x);
   const Tensor plain_map = select(select(plain.attention_weights, 0, 0), 0, 0);
