@@ -89,11 +89,13 @@ int main(int argc, char** argv) {
                         "        [ 0.9114,  2.5608],\n"
                         "        [-0.0468,  0.6226]])",
                         "W_query.grad prints PyTorch's digits");
+  lesson::show("W_key.grad", grad(sa.W_key));
   lesson::expect_prints(grad(sa.W_key),
                         "tensor([[ 0.0492,  0.1817],\n"
                         "        [ 0.6063,  3.1989],\n"
                         "        [-0.3101, -1.2208]])",
                         "W_key.grad prints PyTorch's digits");
+  lesson::show("W_value.grad", grad(sa.W_value));
   lesson::expect_prints(grad(sa.W_value),
                         "tensor([[-1.0350, -1.0350, -1.0350, -1.0350],\n"
                         "        [ 3.0878,  3.0878,  3.0878,  3.0878],\n"
@@ -116,11 +118,13 @@ int main(int argc, char** argv) {
   const Tensor future = logical_not(causal_mask(6));
   const Tensor w = softmax(masked_fill(scores, future, -INFINITY) / root_d, -1);
   backward(sum(matmul(w, v)));
+  lesson::show("causal W_query.grad", grad(causal.W_query));
   lesson::expect_prints(grad(causal.W_query),
                         "tensor([[-0.8583, -2.0862],\n"
                         "        [ 0.4539,  1.1404],\n"
                         "        [-0.0901,  0.5079]])",
                         "causal W_query.grad prints PyTorch's digits");
+  lesson::show("causal W_key.grad", grad(causal.W_key));
   lesson::expect_prints(grad(causal.W_key),
                         "tensor([[-0.1036, -0.5905],\n"
                         "        [ 0.0187,  1.4992],\n"

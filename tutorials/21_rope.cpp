@@ -84,7 +84,23 @@ int main(int argc, char** argv) {
   int64_t steps = kFullRun;
   lesson::parse_flags(argc, argv, "21_rope [--steps N]", {}, {{"--steps", &steps}});
 
-  lesson::banner("1. A rotation per position");
+  lesson::banner("1. Attention alone does not know word order");
+  {
+    // One query against 6 keys and values; then the same keys and values in another order.
+    Generator g(21);
+    const Tensor q = randn({1, 4}, &g), k = randn({6, 4}, &g), v = randn({6, 3}, &g);
+    const Tensor order = from_vector(std::vector<int64_t>{3, 0, 5, 1, 4, 2}, {6});
+    const Tensor out = scaled_dot_product_attention(q, k, v).output;
+    const Tensor shuffled = scaled_dot_product_attention(q, index_select(k, 0, order),
+                                                         index_select(v, 0, order))
+                                .output;
+    lesson::show("output", out);
+    lesson::show("output with the keys and values in the order 3 0 5 1 4 2", shuffled);
+    lesson::expect(max(abs(out - shuffled)).item<float>() < 1e-6,
+                   "the same output: the weights follow their keys, and a sum has no order");
+  }
+
+  lesson::banner("2. A rotation per position");
   // One pair (x_0, x_1) = (1, 0) turned by t * theta_0: the angle grows with t, the length
   // stays 1.
   std::printf("  position  angle   x_0      x_1      length\n");
@@ -98,7 +114,7 @@ int main(int argc, char** argv) {
                "D = 64 the 32 pairs turn at 32 speeds, from 1 radian per position down to\n"
                "base^(-62/64) (slow pairs tell far positions apart, fast ones near).\n";
 
-  lesson::banner("2. RoPE of four positions, as PyTorch prints it");
+  lesson::banner("3. RoPE of four positions, as PyTorch prints it");
   // >>> torch.manual_seed(0); x = torch.randn(4, 8)
   // >>> inv_freq = 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8))
   // >>> emb = torch.cat((torch.outer(torch.arange(4).float(), inv_freq),) * 2, dim=-1)
@@ -115,7 +131,7 @@ int main(int argc, char** argv) {
       "        [-0.9387, -1.0281, -0.2017,  0.1860, -1.2696,  1.3425,  0.9407, -0.8431]])",
       "rope(x) prints PyTorch's digits (position 0 is left unturned)");
 
-  lesson::banner("3. Scores see relative positions");
+  lesson::banner("4. Scores see relative positions");
   // The same query and key placed at different positions m and n, with m - n = 2 always.
   Generator g(13);
   const Tensor q = randn({1, 16}, &g), k = randn({1, 16}, &g);
@@ -134,7 +150,7 @@ int main(int argc, char** argv) {
   lesson::expect(std::fabs(dot(rope(q, 7), rope(q, 7)) - dot(q, q)) < 1e-4f,
                  "a rotation keeps the length of q");
 
-  lesson::banner("4. The same tiny GPT, learned positions vs RoPE");
+  lesson::banner("5. The same tiny GPT, learned positions vs RoPE");
   // Lesson 15's default model (C 64, 4 heads, 2 layers, block 32) on its built-in corpus,
   // `steps` AdamW steps of 16 sequences each; then evaluated on sequences of 64.
   const std::string text = lesson::builtin_corpus();
