@@ -45,12 +45,12 @@ int main(int argc, char** argv) {
                "the order and every number changes.\n";
   lesson::expect_prints(
       W_query, "tensor([[0.2961, 0.5166],\n        [0.2517, 0.6886],\n        [0.0740, 0.8665]])",
-      "W_query matches the article");
+      "W_query is what the article's code draws (torch.rand after manual_seed(123))");
   lesson::expect_prints(W_value,
                         "tensor([[0.0756, 0.1966, 0.3164, 0.4017],\n"
                         "        [0.1186, 0.8274, 0.3821, 0.6605],\n"
                         "        [0.8536, 0.5932, 0.6367, 0.9826]])",
-                        "W_value matches the article");
+                        "W_value is what the article's code draws next (after W_key)");
 
   lesson::banner("2. The second word's query, key and value");
   // >>> x_2 = embedded_sentence[1]                # "is"
