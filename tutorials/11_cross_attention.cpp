@@ -4,7 +4,11 @@
 //   - the only change from self-attention: Q comes from x_1, K and V from x_2;
 //   - the two sequences may have different lengths (6 and 8 here): the weights are 6 x 8, and
 //     there is one output per token of x_1;
-//   - where it is used: a decoder reading an encoder (translation), text attending to an image;
+//   - where it is used: a decoder reading an encoder (translation); an image reading a prompt
+//     (Stable Diffusion, the article's example: the queries come from the image's features, the
+//     keys and values from the text). The example here goes the other way round, a sentence
+//     (x_1) reading 8 rows of another input (x_2): the mechanism is the same whichever side
+//     asks;
 //   - CrossAttention(x, x) is exactly self-attention.
 // What comes before: lesson 09 (SelfAttention).
 // Run it: ./build/release/tutorials/11_cross_attention
