@@ -6,13 +6,16 @@
 //   - Q = W_Q X, K = W_K X, V = W_V X with small integer weights (3 x 6 each);
 //   - the scores are K^T Q (4 x 4): column j holds query j against every key, so the softmax
 //     runs down each column, and the output Z = V A has one column per token;
-//   - the shortcuts a pencil needs: sqrt(3) taken as 1 and e^x replaced by 3^x, side by side
-//     with the exact numbers: they change the weights but never which key a query likes most.
+//   - the shortcuts a pencil needs: e^x replaced by 3^x, and the division by sqrt(3) either done
+//     the article's way, floor(s / 2) (halve and round down), or skipped (sqrt(3) taken as 1),
+//     side by side with the exact numbers: they change the weights, and skipping the division
+//     never changes which key a query likes most.
 // What comes before: lesson 07 (the weights by hand, in the rows convention).
 // Run it: ./build/release/tutorials/08_attention_by_hand
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <vector>
 
 #include "attention/all.h"
 #include "tutorials/common/lesson.h"
@@ -77,6 +80,11 @@ int main(int argc, char** argv) {
   lesson::banner("4. Softmax down each column: by hand and exactly");
   const Tensor hand = column_softmax(S, 3.0, 1.0);                        // 3^s, sqrt(3) taken as 1
   const Tensor exact = column_softmax(S, std::exp(1.0), std::sqrt(3.0));  // e^(s / sqrt(3))
+  // New: the article's own shortcut for / sqrt(3): halve the score and round down.
+  std::vector<float> halved = S.to_vector<float>();
+  for (float& x : halved) x = std::floor(x / 2);
+  const Tensor article = column_softmax(from_vector(halved, S.shape()), 3.0, 1.0);
+  lesson::show("the article's: 3^floor(s/2) / sum 3^floor(s/2)", article);
   lesson::show("by hand: 3^s / sum 3^s", hand);
   lesson::show("exact: e^(s/sqrt(3)) / sum e^(s/sqrt(3))", exact);
   // The same numbers from the library's core, in its row convention: queries are rows, so
@@ -97,6 +105,12 @@ int main(int argc, char** argv) {
   }
   lesson::expect(same_favourite,
                  "the shortcuts sharpen the weights but keep each query's favourite key");
+  const double off_article = max(abs(sub(article, exact))).item<float>();
+  const double off_hand = max(abs(sub(hand, exact))).item<float>();
+  std::printf("largest distance from the exact weights: the article's %.4f, sqrt(3) as 1 %.4f\n",
+              off_article, off_hand);
+  lesson::expect(off_article < off_hand,
+                 "halving and rounding down stays closer to / sqrt(3) than skipping it");
 
   lesson::banner("5. The output Z = V A: each column a weighted mix of value columns");
   const Tensor Z_hand = matmul(V, hand), Z_exact = matmul(V, exact);
