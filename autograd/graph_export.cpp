@@ -38,22 +38,26 @@ std::vector<Item> inputs_of(const Item& it) {
   return out;
 }
 
-std::string label(const Item& it) {
+// An op's name and shape, or a leaf's: its name from `names` if it has one, else "leaf".
+std::string label(const Item& it, const LeafNames& names) {
   if (it.node) return it.node->name + " " + shape_str(it.shape);
+  std::string name = "leaf";
+  for (const auto& [t, n] : names)
+    if (it.leaf && t.impl().autograd.get() == it.leaf) name = n;
   const bool rg = it.leaf && it.leaf->requires_grad;
-  return "leaf " + shape_str(it.shape) + (rg ? " requires_grad" : "");
+  return name + " " + shape_str(it.shape) + (rg ? " requires_grad" : "");
 }
 
 }  // namespace
 
-std::string graph_text(const Tensor& t) {
+std::string graph_text(const Tensor& t, const LeafNames& names) {
   std::ostringstream os;
   std::set<const void*> shown;
   std::vector<std::pair<Item, int>> stack{{root_item(t), 0}};
   while (!stack.empty()) {
     auto [it, depth] = stack.back();
     stack.pop_back();
-    os << std::string(2 * depth, ' ') << label(it);
+    os << std::string(2 * depth, ' ') << label(it, names);
     if (it.node && !shown.insert(it.id()).second) {
       os << " (shown above)\n";
       continue;
@@ -65,7 +69,7 @@ std::string graph_text(const Tensor& t) {
   return os.str();
 }
 
-std::string graph_dot(const Tensor& t) {
+std::string graph_dot(const Tensor& t, const LeafNames& names) {
   std::ostringstream os;
   os << "digraph qkv {\n  rankdir=BT;\n  node [fontname=\"Helvetica\"];\n";
   std::map<const void*, int> ids;
@@ -78,7 +82,7 @@ std::string graph_dot(const Tensor& t) {
   bool fresh = false;
   const int root = id_of(stack.back(), fresh);
   (void)root;
-  os << "  n0 [label=\"" << label(stack.back()) << "\", style=bold];\n";
+  os << "  n0 [label=\"" << label(stack.back(), names) << "\", style=bold];\n";
   while (!stack.empty()) {
     Item it = stack.back();
     stack.pop_back();
@@ -86,7 +90,7 @@ std::string graph_dot(const Tensor& t) {
     for (const Item& in : inputs_of(it)) {
       const int other = id_of(in, fresh);
       if (fresh) {
-        os << "  n" << other << " [label=\"" << label(in) << "\""
+        os << "  n" << other << " [label=\"" << label(in, names) << "\""
            << (in.leaf ? ", shape=box, style=filled, fillcolor=lightblue" : "") << "];\n";
         stack.push_back(in);
       }

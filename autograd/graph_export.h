@@ -12,12 +12,17 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tensor/tensor.h"
 
 namespace qkv {
 
-std::string graph_text(const Tensor& t);
-std::string graph_dot(const Tensor& t);
+// Leaves are labelled "leaf (shape)", or by their name when `names` gives one, as micrograd's
+// picture labels a and b: graph_text(loss, {{a, "a"}, {b, "b"}}) prints "a () requires_grad".
+using LeafNames = std::vector<std::pair<Tensor, std::string>>;
+std::string graph_text(const Tensor& t, const LeafNames& names = {});
+std::string graph_dot(const Tensor& t, const LeafNames& names = {});
 
 }  // namespace qkv

@@ -146,9 +146,10 @@ int main(int argc, char** argv) {
 
   lesson::banner("3. The graph backward walks");
   // Each line is a Node: the op that made a tensor, indented under the op that used it.
-  const std::string text = graph_text(tf);
+  // New: the leaves named a and b, as micrograd's picture names them.
+  const std::string text = graph_text(tf, {{ta, "a"}, {tb, "b"}});
   std::cout << "f = e**2, as text (the full graph of g repeats these lines):\n" << text;
-  nn::write_file_atomic(dot_path, graph_dot(tg));
+  nn::write_file_atomic(dot_path, graph_dot(tg, {{ta, "a"}, {tb, "b"}}));
   std::cout << "wrote " << dot_path << " (draw it with: dot -Tsvg " << dot_path
             << " -o graph.svg)\n";
   lesson::expect(text.find("PowBackward0") != std::string::npos,

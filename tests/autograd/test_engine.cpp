@@ -239,6 +239,20 @@ TEST(Export, TextAndDot) {
   EXPECT_NE(dot.find("n2 -> n1;", first + 1), std::string::npos) << dot;
 }
 
+// Leaves given names print them, as micrograd's picture labels a and b; the rest stay "leaf".
+TEST(Export, NamedLeaves) {
+  const Tensor x = requires_grad_(tensor({1.0f, 2.0f}));
+  const Tensor w = requires_grad_(tensor({3.0f, 4.0f}));
+  const Tensor loss = sum(x * w);
+  EXPECT_EQ(graph_text(loss, {{x, "x"}}),
+            "SumBackward0 ()\n"
+            "  MulBackward0 (2,)\n"
+            "    x (2,) requires_grad\n"
+            "    leaf (2,) requires_grad\n");
+  EXPECT_NE(graph_dot(loss, {{x, "x"}, {w, "w"}}).find("label=\"w (2,) requires_grad\""),
+            std::string::npos);
+}
+
 // torch 1.13 names a @ b's node after the kernel its ranks select (checked in Python: dot, mv,
 // squeeze_ after mm, mm, clone, and an unsafe view after bmm).
 TEST(Engine, MatmulGradFnNamesFollowTorch) {
