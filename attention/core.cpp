@@ -277,23 +277,28 @@ Tensor flash_path(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
 
 // ---- the fast paths: fused kernels chosen when fused paths are on (tensor/fused.h) --------------
 
+// Nothing done to the scores between the scale and the softmax but an optional causal mask:
+// no user mask, window, ALiBi, soft-cap or sinks. What both fast paths need.
+bool scores_plain(const AttentionOptions& o) {
+  return !o.mask.defined() && o.window == 0 && o.alibi_slopes.empty() && !o.softcap &&
+         !o.sinks.defined();
+}
+
 // The fused multi-head kernel (tensor/fused_attention.h) takes plain self-attention: q, k and
 // v (B, H, T, D) of one shape, each read along D with unit stride (a split of a Linear's
-// output is), the default scale, and nothing but an optional causal mask.
+// output is), the default scale, no dropout, and plain scores.
 bool fused_kernel_applies(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionOptions& o) {
-  const bool plain = !o.mask.defined() && o.window == 0 && !o.scale && o.dropout_p == 0 &&
-                     o.alibi_slopes.empty() && !o.softcap && !o.sinks.defined();
-  return plain && q.dim() == 4 && q.shape() == k.shape() && q.shape() == v.shape() &&
-         q.dtype() == Dtype::float32 && k.dtype() == Dtype::float32 &&
-         v.dtype() == Dtype::float32 && q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1;
+  return scores_plain(o) && !o.scale && o.dropout_p == 0 && q.dim() == 4 &&
+         q.shape() == k.shape() && q.shape() == v.shape() && q.dtype() == Dtype::float32 &&
+         k.dtype() == Dtype::float32 && v.dtype() == Dtype::float32 && q.stride(3) == 1 &&
+         k.stride(3) == 1 && v.stride(3) == 1;
 }
 
 // The one-kernel causal softmax (scale, hide the future, softmax) takes a causal mask with
 // nothing else done to the scores.
 bool causal_softmax_applies(const AttentionOptions& o) {
-  return o.causal && !o.mask.defined() && o.window == 0 && o.alibi_slopes.empty() && !o.softcap &&
-         !o.sinks.defined();
+  return o.causal && scores_plain(o);
 }
 
 }  // namespace
