@@ -43,8 +43,8 @@ void gemm_threaded(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
 struct GemmEpilogue {
   const float* bias = nullptr;  // (N,): added along every row
   bool any() const { return bias != nullptr; }
-  // The same finish for the block of C that starts at column j0.
-  GemmEpilogue at(int64_t /*i0*/, int64_t j0) const { return {bias ? bias + j0 : nullptr}; }
+  // The same finish for the block of C that starts at column j0 (the bias is per column).
+  GemmEpilogue at(int64_t j0) const { return {bias ? bias + j0 : nullptr}; }
 };
 
 // Which terms row i of C needs, for a product whose A has a triangle of exact zeros: causal

@@ -85,7 +85,7 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
             const bool a_here = ir < packed_from;  // this panel of A read in place
             const int64_t rows = std::min(kMR, mc - ir);
             const auto [k0, k1] = band_range(band, ic + ir, rows, kc, K);  // the terms it needs
-            const GemmEpilogue ep = last ? epilogue.at(ic + ir, jc + jr) : GemmEpilogue{};
+            const GemmEpilogue ep = last ? epilogue.at(jc + jr) : GemmEpilogue{};
             kernel(
                 k1 - k0,
                 a_here ? a_block + ir * A.row_stride + k0 : ap + (ir - packed_from) * kc + k0 * kMR,
@@ -224,7 +224,7 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
                  ap);
           for (int64_t jr = 0; jr < nc; jr += kNR)
             for (int64_t ir = 0; ir < mc; ir += kMR) {
-              const GemmEpilogue ep = last ? epilogue.at(ic + ir, jc + jr) : GemmEpilogue{};
+              const GemmEpilogue ep = last ? epilogue.at(jc + jr) : GemmEpilogue{};
               kFastKernel(kc, ap + ir * kc, 1, kMR, bp + jr * kc, kNR,
                           C + (ic + ir) * ldc + jc + jr, ldc, add, std::min(kMR, mc - ir),
                           std::min(kNR, nc - jr), last ? &ep : nullptr);
@@ -285,7 +285,7 @@ void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
         const float* src = scratch + (c - 1) * M * N + i * N;
         for (int64_t j = 0; j < N; ++j) dst[j] += src[j];
       }
-      finish_all(1, N, dst, ldc, epilogue.at(i, 0));
+      finish_all(1, N, dst, ldc, epilogue);
     }
   });
 }
@@ -318,7 +318,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   auto run = [&](const Tile& t) {
     fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
                {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
-               accumulate, epilogue.at(t.m0, t.n0), band.at(t.m0));
+               accumulate, epilogue.at(t.n0), band.at(t.m0));
   };
   // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
   const int64_t n = static_cast<int64_t>(tiles.size());
