@@ -57,9 +57,11 @@ struct Options {
   double temperature = 0.8;
 };
 
+constexpr const char* kProgram = "15_train_tiny_gpt";
+
 // The lesson's flags (tutorials/common/flags.h); --help lists them with their defaults.
 lesson::Flags flags_for(Options& o) {
-  lesson::Flags f("15_train_tiny_gpt", "Train a tiny GPT on a text, then again without the mask.");
+  lesson::Flags f(kProgram, "Train a tiny GPT on a text, then again without the mask.");
   f.text("--data", &o.data, "UTF-8 text to train on (default: the built-in corpus)");
   f.number("--n_embd", &o.n_embd, "embedding width C");
   f.number("--n_head", &o.n_head, "attention heads");
@@ -98,8 +100,7 @@ Options parse(int argc, char** argv) {
 }
 
 [[noreturn]] void fail(const std::string& message) {
-  Options o;
-  flags_for(o).fail(message);
+  lesson::Flags::fail(kProgram, message);
 }
 
 // ---- data -----------------------------------------------------------------------------------

@@ -96,8 +96,10 @@ class Flags {
     }
   }
 
-  [[noreturn]] void fail(const std::string& why) const {
-    std::cerr << program_ << ": error: " << why << "\n";
+  [[noreturn]] void fail(const std::string& why) const { fail(program_, why); }
+  // The same line for a program's other errors, without a Flags at hand.
+  [[noreturn]] static void fail(const std::string& program, const std::string& why) {
+    std::cerr << program << ": error: " << why << "\n";
     std::exit(2);
   }
 

@@ -119,6 +119,13 @@ class Grader {
     outcome_ = {Outcome::failed, message, ""};
     return false;
   }
+  // The outcome, with `text` added as a hint to a failure whose message contains `when` (any
+  // failure when `when` is empty).
+  Outcome with_hint(const std::string& text, const char* when = "") {
+    if (outcome_.kind == Outcome::failed && outcome_.message.find(when) != std::string::npos)
+      outcome_.message += "\n    hint: " + text;
+    return outcome_;
+  }
   bool failed() const { return outcome_.kind != Outcome::passed; }
   Outcome outcome() const { return outcome_; }
   void note(const std::string& text) { outcome_.note = text; }
@@ -252,12 +259,12 @@ Outcome check_softmax_rows(decltype(&softmax_rows) f) {
           {softmax(x, 0), "normalise over the last dim (dim -1), not the first"},
           {exp(x - max(x, -1, true).values) / sum(exp(x - max(x, -1, true).values)),
            "divide each row by its own sum (sum over dim -1, keepdim)"}};
-      if (!gr.same(input, got, softmax(x, -1), hints)) {
-        Outcome o = gr.outcome();
-        if (spread > 100 && o.message.find("nan") != std::string::npos)
-          o.message += "\n    hint: subtract each row's max before exp: e^x overflows for x > 88";
-        return o;
-      }
+      if (!gr.same(input, got, softmax(x, -1), hints))
+        return spread > 100 ? gr.with_hint(
+                                  "subtract each row's max before exp: e^x overflows "
+                                  "for x > 88",
+                                  "nan")
+                            : gr.outcome();
     }
   }
   return gr.outcome();
@@ -368,13 +375,11 @@ Outcome check_causal(const std::function<Tensor(const Tensor&, const Tensor&, co
          {matmul(softmax(masked_fill(scores, triu(ones({T, T}, Dtype::boolean), 2), -INFINITY), -1),
                  v),
           "query i may see keys j <= i: hide j > i (triu with diagonal 1), not j > i + 1"}});
-    if (!ok && gr.outcome().message.find("nan") != std::string::npos) {
-      Outcome o = gr.outcome();
-      o.message +=
-          "\n    hint: a token sees itself: hide j > i, not j >= i (row 0 had no key "
-          "left, and softmax of all -inf is NaN)";
-      return o;
-    }
+    if (!ok)
+      return gr.with_hint(
+          "a token sees itself: hide j > i, not j >= i (row 0 had no key left, and softmax of "
+          "all -inf is NaN)",
+          "nan");
   }
   return gr.outcome();
 }
@@ -431,13 +436,10 @@ Outcome check_adamw_step(decltype(&adamw_step) f) {
           "param (7, 5), gradients of order " + number(scale) + ", step " + std::to_string(step);
       AdamWState got;
       if (!gr.run(input, [&] { got = f(mine, grad_t, m, v, step, h); })) return gr.outcome();
-      if (!gr.same(input, got.param, detach(p), {}, 1e-5, 1e-4)) {
-        Outcome o = gr.outcome();
-        o.message +=
-            "\n    hint: decay the weights (not the gradient), correct both moments' "
-            "bias, and add eps after the square root";
-        return o;
-      }
+      if (!gr.same(input, got.param, detach(p), {}, 1e-5, 1e-4))
+        return gr.with_hint(
+            "decay the weights (not the gradient), correct both moments' bias, and add eps "
+            "after the square root");
       mine = got.param, m = got.m, v = got.v;
     }
   }
@@ -487,11 +489,8 @@ Outcome check_kv_append(decltype(&kv_append) f) {
     const std::string input = "fresh " + shape_str(k.shape()) + " after " +
                               (mine.defined() ? shape_str(mine.shape()) : "an empty cache");
     if (!gr.run(input, [&] { mine = f(mine, k); })) break;
-    if (!gr.same(input, mine, reference.k, {}, 0, 0)) {
-      Outcome o = gr.outcome();
-      o.message += "\n    hint: join along the positions (dim 2), the new ones after the cached";
-      return o;
-    }
+    if (!gr.same(input, mine, reference.k, {}, 0, 0))
+      return gr.with_hint("join along the positions (dim 2), the new ones after the cached");
   }
   return gr.outcome();
 }
@@ -534,13 +533,10 @@ Outcome check_online_softmax_attention(decltype(&online_softmax_attention) f) {
                                 (spread > 100 ? " (scores in the hundreds)" : "");
       Tensor got;
       if (!gr.run(input, [&] { got = f(scores, v, tile); })) return gr.outcome();
-      if (!gr.same(input, got, matmul(softmax(scores, 0), v))) {
-        Outcome o = gr.outcome();
-        o.message +=
-            "\n    hint: when a tile raises the max m -> m', multiply both acc and l by "
-            "e^(m - m') before adding the tile";
-        return o;
-      }
+      if (!gr.same(input, got, matmul(softmax(scores, 0), v)))
+        return gr.with_hint(
+            "when a tile raises the max m -> m', multiply both acc and l by e^(m - m') before "
+            "adding the tile");
     }
   }
   return gr.outcome();
