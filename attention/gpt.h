@@ -50,7 +50,8 @@ class Block : public nn::UnaryModule {
   std::shared_ptr<nn::Linear> q, k, v, o, fc, proj;
   int64_t n_head;
   bool causal, rope;
-  Tensor attention_weights;  // of the last forward, without history: (B, H, T, T)
+  // Of the last forward, without history: (B, H, T_q, T_k); undefined with attention_fn.
+  Tensor attention_weights;
   AttentionFn attention_fn;  // empty: the attention core (GPT::set_attention)
 };
 
