@@ -1,11 +1,13 @@
 // all.h: the attention floor (and every floor under it) in one include.
 #pragma once
 
+#include "attention/bpe_tokenizer.h"
 #include "attention/causal_attention.h"
 #include "attention/core.h"
 #include "attention/cross_attention.h"
 #include "attention/differential_attention.h"
 #include "attention/gpt.h"
+#include "attention/gpt2.h"
 #include "attention/head.h"
 #include "attention/kv_cache.h"
 #include "attention/latent_attention.h"

@@ -9,15 +9,19 @@
 namespace qkv::attention {
 
 Block::Block(const GPTConfig& config)
-    : n_head(config.n_head), causal(config.causal), rope(config.rope) {
+    : gelu_approximation(config.gelu),
+      n_head(config.n_head),
+      causal(config.causal),
+      rope(config.rope) {
   const int64_t C = config.n_embd, H = config.n_head;
   check(C > 0 && H > 0 && C % H == 0, "Block", "n_embd (", C, ") divisible by n_head (", H, ")");
-  ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(C));
+  const double eps = config.layer_norm_eps;
+  ln1 = register_module("ln1", std::make_shared<nn::LayerNorm>(C, eps));
   q = register_module("q", std::make_shared<nn::Linear>(C, C));
   k = register_module("k", std::make_shared<nn::Linear>(C, C));
   v = register_module("v", std::make_shared<nn::Linear>(C, C));
   o = register_module("o", std::make_shared<nn::Linear>(C, C));
-  ln2 = register_module("ln2", std::make_shared<nn::LayerNorm>(C));
+  ln2 = register_module("ln2", std::make_shared<nn::LayerNorm>(C, eps));
   fc = register_module("fc", std::make_shared<nn::Linear>(C, 4 * C));
   proj = register_module("proj", std::make_shared<nn::Linear>(4 * C, C));
 }
@@ -58,7 +62,7 @@ Tensor Block::attn(const Tensor& x, KVCache* cache) {
 
 // The MLP: widen to 4C, GELU, project back.
 Tensor Block::mlp(const Tensor& x) {
-  return proj->forward(gelu(fc->forward(x)));
+  return proj->forward(gelu(fc->forward(x), gelu_approximation));
 }
 
 GPT::GPT(const GPTConfig& c) : config(c) {
@@ -73,8 +77,9 @@ GPT::GPT(const GPTConfig& c) : config(c) {
   if (!c.rope) pos = register_module("pos", std::make_shared<nn::Embedding>(c.block, c.n_embd));
   blocks = register_module("blocks", std::make_shared<nn::ModuleList>());
   for (int64_t i = 0; i < c.n_layer; ++i) blocks->push_back(std::make_shared<Block>(c));
-  ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(c.n_embd));
-  head = register_module("head", std::make_shared<nn::Linear>(c.n_embd, c.vocab_size, false));
+  ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(c.n_embd, c.layer_norm_eps));
+  if (!c.tie_head)
+    head = register_module("head", std::make_shared<nn::Linear>(c.n_embd, c.vocab_size, false));
 }
 
 void GPT::set_causal(bool causal) {
@@ -104,14 +109,17 @@ Tensor GPT::forward(const Tensor& idx, std::vector<KVCache>* caches) {
   if (pos) x = x + pos->forward(arange(offset, offset + T));
   for (int64_t i = 0; i < config.n_layer; ++i)
     x = block(i).forward(x, caches ? &(*caches)[static_cast<size_t>(i)] : nullptr);
-  return head->forward(ln_f->forward(x));  // (B, T, V)
+  x = ln_f->forward(x);
+  return head ? head->forward(x) : linear(x, tok->weight);  // (B, T, V)
 }
 
 namespace {
 
-// One draw from softmax(logits / temperature) restricted to the top_k largest logits.
+// One draw from softmax(logits / temperature) restricted to the top_k largest logits; at
+// temperature 0, the largest logit (argmax).
 int64_t sample_next(std::vector<float> logits, double temperature, int64_t top_k, Generator& gen) {
   const int64_t V = static_cast<int64_t>(logits.size());
+  if (temperature == 0) return std::max_element(logits.begin(), logits.end()) - logits.begin();
   for (float& l : logits) l = static_cast<float>(l / temperature);
   if (top_k > 0 && top_k < V) {  // keep the k largest logits
     std::vector<float> sorted = logits;
@@ -134,8 +142,8 @@ int64_t sample_next(std::vector<float> logits, double temperature, int64_t top_k
 
 std::vector<int64_t> GPT::generate(std::vector<int64_t> ids, int64_t n,
                                    const SampleOptions& options, Generator& gen) {
-  check(!ids.empty() && n >= 0 && options.temperature > 0 && options.top_k >= 0, "GPT::generate",
-        "a non-empty prompt, n >= 0, temperature > 0 and top_k >= 0, got ", ids.size(),
+  check(!ids.empty() && n >= 0 && options.temperature >= 0 && options.top_k >= 0, "GPT::generate",
+        "a non-empty prompt, n >= 0, temperature >= 0 and top_k >= 0, got ", ids.size(),
         " prompt tokens, n = ", n, ", temperature ", options.temperature, ", top_k ",
         options.top_k);
   NoGradGuard no_grad;

@@ -12,9 +12,10 @@
 //           (core.h) with a causal mask (which can be switched off: the lesson of lesson 15),
 //           the heads merged and mixed by o. With fused paths on (tensor/fused.h) the core
 //           runs its fused multi-head kernel for training and evaluation: the same numbers.
-//   mlp:    proj(gelu(fc(x))), width 4C, exact GELU
+//   mlp:    proj(gelu(fc(x))), width 4C, exact GELU (GPT-2: its tanh approximation)
 // Parameter names: tok.weight, pos.weight, blocks.0.ln1.weight, blocks.0.q.weight, ...,
-// ln_f.weight, head.weight: torch's state_dict keys for the reference model.
+// ln_f.weight, head.weight: torch's state_dict keys for the reference model. GPT-2's own
+// checkpoints name them differently; attention/gpt2.h maps its names onto these.
 #pragma once
 
 #include <functional>
@@ -30,6 +31,12 @@ struct GPTConfig {
   // RoPE instead of the learned position table (lesson 21): no pos.weight, q and k rotated in
   // every block; sequences may then be longer than block (no table to run out of).
   bool rope = false;
+  // GPT-2's choices (attention/gpt2.h reads them from a Hugging Face config.json):
+  GeluApproximation gelu = GeluApproximation::none;  // GPT-2: tanh ("gelu_new")
+  double layer_norm_eps = 1e-5;
+  // The output head shares the token table: logits = ln_f(x) @ tok.weight^T, and there is no
+  // head.weight (GPT-2 ties them).
+  bool tie_head = false;
 };
 
 // An attention function to run in every block in place of scaled_dot_product_attention (a
@@ -47,6 +54,7 @@ class Block : public nn::UnaryModule {
   Tensor attn(const Tensor& x, KVCache* cache = nullptr);
   Tensor mlp(const Tensor& x);
   std::shared_ptr<nn::LayerNorm> ln1, ln2;
+  GeluApproximation gelu_approximation;
   std::shared_ptr<nn::Linear> q, k, v, o, fc, proj;
   int64_t n_head;
   bool causal, rope;
@@ -57,7 +65,8 @@ class Block : public nn::UnaryModule {
 
 // How GPT::generate picks each next token.
 struct SampleOptions {
-  double temperature = 1.0;  // logits are divided by it: < 1 sharper, > 1 flatter
+  double temperature = 1.0;  // logits are divided by it: < 1 sharper, > 1 flatter; 0: greedy
+                             // (the most likely token, the first on a tie; no draw from gen)
   int64_t top_k = 0;         // draw only from the k most likely tokens; 0: from all
   bool use_cache = true;     // decode with a KV cache per layer (same tokens, less work)
 };
@@ -83,7 +92,7 @@ class GPT : public nn::Module {
   std::shared_ptr<nn::Embedding> tok, pos;  // pos: null with rope
   std::shared_ptr<nn::ModuleList> blocks;
   std::shared_ptr<nn::LayerNorm> ln_f;
-  std::shared_ptr<nn::Linear> head;
+  std::shared_ptr<nn::Linear> head;  // null with tie_head
 };
 
 }  // namespace qkv::attention
