@@ -81,7 +81,7 @@ lesson::Flags flags_for(Options& o) {
   f.text("--save", &o.save, "write the weights (safetensors, PyTorch's names)");
   f.text("--load", &o.load, "start from these weights");
   f.number("--sample", &o.sample, "characters to generate", 0);
-  f.real("--temperature", &o.temperature, "sampling temperature (0: greedy)");
+  f.real("--temperature", &o.temperature, "sampling temperature");
   f.number("--top_k", &o.top_k, "sample from the k likeliest; 0: from all", 0);
   f.text("--svg_dir", &o.svg_dir, "where the figures go");
   f.text("--write_corpus", &o.write_corpus, "write the built-in corpus here (for the twin), exit");

@@ -1,0 +1,34 @@
+# One bad-input case of lesson 24 (run by ctest): it must exit non-zero with exactly one line
+# on stderr, "24_real_gpt2: error: ...", matching EXPECT.
+#   cmake -DEXE=<24_real_gpt2> -DDIR=<scratch folder> -DCASE=<name> -DEXPECT=<regex>
+#         "-DARGS=<flag;value;...>" -P gpt2_rejects.cmake
+# In ARGS, {dir} stands for the case's folder, which holds model folders made from the
+# lesson's tiny GPT-2 (--write_tiny): tiny (whole), empty, no_weights (model.safetensors
+# removed) and wide (config.json says n_embd 48, the weights have 32).
+# In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
+set(dir ${DIR}/gpt2_rejects_${CASE})
+file(REMOVE_RECURSE ${dir})
+file(MAKE_DIRECTORY ${dir}/empty)
+separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
+execute_process(COMMAND ${emulator} ${EXE} --write_tiny ${dir}/tiny OUTPUT_QUIET RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${CASE}: --write_tiny failed with status ${rc}")
+endif()
+foreach(variant no_weights wide)
+  file(COPY ${dir}/tiny/ DESTINATION ${dir}/${variant})
+endforeach()
+file(REMOVE ${dir}/no_weights/model.safetensors)
+file(READ ${dir}/wide/config.json config)
+string(REPLACE "\"n_embd\": 32" "\"n_embd\": 48" config "${config}")
+file(WRITE ${dir}/wide/config.json "${config}")
+
+string(REPLACE "{dir}" "${dir}" args "${ARGS}")
+execute_process(COMMAND ${emulator} ${EXE} ${args} OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+string(STRIP "${err}" err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "${CASE}: exit status 0, expected an error matching '${EXPECT}'")
+endif()
+if(NOT err MATCHES "^24_real_gpt2: error: [^\n]*${EXPECT}[^\n]*$")
+  message(FATAL_ERROR "${CASE}: expected one line 'error: ...${EXPECT}...' on stderr, got:\n${err}")
+endif()
+file(REMOVE_RECURSE ${dir})
