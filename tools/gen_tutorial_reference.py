@@ -48,6 +48,8 @@ omega_24 = query_2.dot(keys[4])
 print(omega_24)
 omega_2 = query_2 @ keys.T
 print(omega_2)
+print(F.cosine_similarity(query_2.unsqueeze(0), keys, dim=1))  # the dot product's direction part
+print(keys.norm(dim=1))
 attention_weights_2 = F.softmax(omega_2 / d_k**0.5, dim=0)
 print(attention_weights_2)
 context_vector_2 = attention_weights_2 @ values
@@ -156,11 +158,17 @@ masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
 print(masked)
 attn_weights = torch.softmax(masked / d_out_kq**0.5, dim=1)
 print(attn_weights)
+print(torch.softmax(masked, dim=1)[:2])  # the notebook's cell, without the scaling
 
 print("== 11 Karpathy's head")
 torch.manual_seed(1337)
 B, T, C = 4, 8, 32
 x = torch.randn(B, T, C)
+tril = torch.tril(torch.ones(T, T))
+wei = torch.zeros((T, T)).masked_fill(tril == 0, float('-inf')).softmax(dim=-1)  # before learning
+print(wei)
+xbow = wei @ x
+print(xbow[0, :3, :4])
 head_size = 16
 key = nn.Linear(C, head_size, bias=False)
 query = nn.Linear(C, head_size, bias=False)

@@ -3,6 +3,8 @@
 // What you will learn:
 //   - the unnormalised attention weights omega: how well the second word's query matches each
 //     word's key, a dot product each;
+//   - a dot product read as similarity: |q| |k| cos(angle), the cosine (the direction) times
+//     both lengths;
 //   - why they are divided by sqrt(d_k) before the softmax (dot products of long vectors grow
 //     large, and a softmax of large numbers is nearly one-hot, with vanishing gradients);
 //   - the softmax turns them into weights that are positive and sum to 1;
@@ -52,7 +54,26 @@ int main(int argc, char** argv) {
   lesson::expect_prints(omega_2, "tensor([-0.6004,  3.4707, -1.5023,  0.4991,  1.2903, -1.3374])",
                         "omega_2 matches the article");
 
-  lesson::banner("3. Scale by 1/sqrt(d_k), then softmax");
+  lesson::banner("3. A dot product is a similarity: direction times length");
+  // >>> F.cosine_similarity(query_2.unsqueeze(0), keys, dim=1)
+  // >>> keys.norm(dim=1)
+  const Tensor key_lengths = sqrt(sum(keys * keys, 1));                           // (6,)
+  const Tensor cosines = omega_2 / (sqrt(sum(query_2 * query_2)) * key_lengths);  // (6,)
+  lesson::show("cosine(query_2, key_i)", cosines);
+  lesson::show("|key_i|", key_lengths);
+  std::cout << "omega = |q| |k| cos(angle): +1 where a key points the query's way, -1 the\n"
+               "opposite way, 0 at a right angle; then each is stretched by the key's length.\n";
+  lesson::article_note(
+      "'dessert' (entry 4) points almost exactly where 'is' does (cosine 0.9999, 'is' itself\n"
+      "1.0000), yet its omega is 1.2903 against 3.4707: its key is shorter (0.6746 vs 1.8145).\n"
+      "Here every key lies close to the query's line (each cosine is near +1 or -1), so the\n"
+      "lengths decide much of the order.\n");
+  lesson::expect_prints(cosines, "tensor([-0.9994,  1.0000, -0.9961,  0.9679,  0.9999, -0.9263])",
+                        "the cosines match PyTorch's F.cosine_similarity");
+  lesson::expect_prints(key_lengths, "tensor([0.3141, 1.8145, 0.7885, 0.2696, 0.6746, 0.7548])",
+                        "the key lengths match keys.norm(dim=1)");
+
+  lesson::banner("4. Scale by 1/sqrt(d_k), then softmax");
   // >>> attention_weights_2 = F.softmax(omega_2 / d_k**0.5, dim=0)
   const Tensor attention_weights_2 =
       softmax(omega_2 / static_cast<float>(std::sqrt(static_cast<double>(d_k))), 0);
@@ -70,7 +91,7 @@ int main(int argc, char** argv) {
                         "attention_weights_2 matches the article");
   lesson::expect(std::fabs(total - 1.0f) < 1e-6f, "the weights sum to 1");
 
-  lesson::banner("4. The context vector");
+  lesson::banner("5. The context vector");
   // >>> context_vector_2 = attention_weights_2 @ values
   const Tensor context_vector_2 = matmul(attention_weights_2, values);  // (6,) @ (6, 4) -> (4,)
   lesson::show("context_vector_2", context_vector_2);

@@ -9,6 +9,9 @@
 //     keys and values from the text). The example here goes the other way round, a sentence
 //     (x_1) reading 8 rows of another input (x_2): the mechanism is the same whichever side
 //     asks;
+//   - which side gives the queries: the sequence that asks, the one that gets an output per
+//     token (x_1 here). Raschka's notebook swaps the two sides in one place; the code it runs,
+//     like this lesson, takes queries from x_1 and keys and values from x_2;
 //   - CrossAttention(x, x) is exactly self-attention.
 // What comes before: lesson 09 (SelfAttention).
 // Run it: ./build/release/tutorials/11_cross_attention
@@ -69,6 +72,11 @@ int main(int argc, char** argv) {
                         "the 6 x 4 output matches the article");
   lesson::expect(crossattn.attention_weights.shape() == Shape({6, second_length}),
                  "the weights are 6 x " + std::to_string(second_length));
+  std::cout << "Which side gives the queries is the side that gets the outputs: 6 rows, one per\n"
+               "word of x_1. (Raschka's notebook swaps the two sides in one place; its\n"
+               "CrossAttention code, like this one, takes the queries from x_1.)\n";
+  lesson::expect(context_vectors.size(0) == first_input.size(0),
+                 "one output per query: as many rows as x_1, whatever x_2's length");
 
   lesson::banner("3. Cross-attention of a sequence with itself is self-attention");
   manual_seed(static_cast<uint64_t>(seed));

@@ -9,6 +9,8 @@
 //     them in one step;
 //   - that both give the same weights (and, lesson 13 shows, the same gradients), and why models
 //     use the second: one softmax and exact zeros, with no second pass to renormalise;
+//   - a slip in Raschka's notebook: its -inf cell forgets the 1/sqrt(d_k), and its weights
+//     (0.0168 / 0.9832 in row 1) are then not the article's (0.0532 / 0.9468);
 //   - that "mask" means opposite things in two places: masked_fill fills where its mask is true
 //     (what to hide), scaled_dot_product_attention attends where its mask is true (what to see).
 // What comes before: lesson 09 (SelfAttention).
@@ -83,6 +85,17 @@ int main(int argc, char** argv) {
   lesson::expect_prints(causal, causal_weights, "method 2 matches the article");
   lesson::expect(lesson::digits(causal) == lesson::digits(masked_simple_norm),
                  "both methods print the same weights");
+  // A slip a reader of Raschka's notebook meets: its -inf cell leaves out the 1/sqrt(d_k).
+  const Tensor unscaled = softmax(masked, 1);
+  lesson::show("the same without / sqrt(d_k), rows 0-1", narrow(unscaled, 0, 0, 2));
+  std::cout << "Raschka's notebook runs this cell without the scaling: sharper weights, no\n"
+               "longer what method 1 gave. Both methods must use the same scale.\n";
+  lesson::article_note(
+      "Its row 1 reads 0.0168 / 0.9832 where the article's weights are "
+      "0.0532 / 0.9468.\n");
+  lesson::expect_article(lesson::digits(select(unscaled, 0, 1)) ==
+                             "tensor([0.0168, 0.9832, 0.0000, 0.0000, 0.0000, 0.0000])",
+                         "without the scaling, row 1 is the notebook's 0.0168 / 0.9832");
 
   lesson::banner("4. Two meanings of \"mask\"");
   // masked_fill's mask marks what to fill (hide): true above the diagonal. The mask of

@@ -2,6 +2,9 @@
 // "Let's build GPT".
 //
 // What you will learn:
+//   - the video's first version, before anything is learned: wei = softmax(masked zeros) gives
+//     every past token the same weight, so wei @ x is the running average of x over time,
+//     computed by one matrix product;
 //   - attention over a batch (B, T, C) = (4, 8, 32): key, query and value are Linear layers
 //     without bias, created in that order after torch.manual_seed(1337);
 //   - wei = q @ k^T is (B, T, T): every query against every key, for all 4 sequences at once;
@@ -12,6 +15,9 @@
 // Run it: ./build/release/tutorials/14_karpathy_head
 //         [--seed 1337] [--batch 4] [--context_length 8] [--d_model 32] [--head_size 16]
 //         (other values: an experiment)
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "attention/all.h"
@@ -52,7 +58,46 @@ int main(int argc, char** argv) {
   std::cout << "x " << shape_str(x.shape()) << ": " << B << " sequences of " << T << " tokens, "
             << C << " numbers each\n";
 
-  lesson::banner("2. Scores for every pair, then the mask");
+  lesson::banner("2. Before learning: every token averages its past");
+  // >>> tril = torch.tril(torch.ones(T, T))
+  // >>> wei = torch.zeros((T, T))                        # every pair equally interesting
+  // >>> wei = wei.masked_fill(tril == 0, float('-inf'))  # except the future
+  // >>> wei = F.softmax(wei, dim=-1)                     # row t: 1/(t+1) on tokens 0..t
+  // >>> xbow = wei @ x                                   # (T, T) @ (B, T, C) -> (B, T, C)
+  const Tensor uniform =
+      softmax(masked_fill(zeros({T, T}), logical_not(causal_mask(T)), -INFINITY), -1);
+  const Tensor xbow = matmul(uniform, x);
+  lesson::show("wei", uniform);
+  lesson::expect_prints(
+      uniform,
+      "tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.5000, 0.5000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.3333, 0.3333, 0.3333, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.2500, 0.2500, 0.2500, 0.2500, 0.0000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.2000, 0.2000, 0.2000, 0.2000, 0.2000, 0.0000, 0.0000, 0.0000],\n"
+      "        [0.1667, 0.1667, 0.1667, 0.1667, 0.1667, 0.1667, 0.0000, 0.0000],\n"
+      "        [0.1429, 0.1429, 0.1429, 0.1429, 0.1429, 0.1429, 0.1429, 0.0000],\n"
+      "        [0.1250, 0.1250, 0.1250, 0.1250, 0.1250, 0.1250, 0.1250, 0.1250]])",
+      "softmax of masked zeros: row t is 1/(t+1) on tokens 0..t, as in the video");
+  lesson::show("xbow[0, :3, :4]", narrow(narrow(select(xbow, 0, 0), 0, 0, 3), 1, 0, 4));
+  lesson::expect_prints(narrow(narrow(select(xbow, 0, 0), 0, 0, 3), 1, 0, 4),
+                        "tensor([[ 0.1808, -0.0700, -0.3596, -0.9152],\n"
+                        "        [-0.2412, -0.1606,  0.3253, -0.3968],\n"
+                        "        [-0.4389,  0.0922,  0.1997, -0.2861]])",
+                        "xbow[0, :3, :4] matches PyTorch");
+  // The same by a loop: xbow[b, t] = mean(x[b, 0..t]).
+  double worst = 0;
+  for (int64_t t = 0; t < T; ++t) {
+    const Tensor running_mean = mean(narrow(x, 1, 0, t + 1), 1);  // (B, C)
+    worst = std::max<double>(worst, max(abs(sub(select(xbow, 1, t), running_mean))).item<float>());
+  }
+  std::printf("max |wei @ x - the running mean by a loop| = %.1e\n", worst);
+  lesson::expect(worst < 1e-6, "one matrix product computes every token's average of its past");
+  std::cout << "Equal weights cannot tell an interesting token from a dull one. The learned head\n"
+               "keeps the mask and the softmax and replaces the zeros with q . k: weights that\n"
+               "depend on what the tokens are.\n";
+
+  lesson::banner("3. Scores for every pair, then the mask");
   // >>> k = key(x); q = query(x)                        # (B, T, 16)
   // >>> wei = q @ k.transpose(-2, -1)                   # (B, T, 16) @ (B, 16, T) -> (B, T, T)
   // >>> tril = torch.tril(torch.ones(T, T))
@@ -83,7 +128,7 @@ int main(int argc, char** argv) {
                         "        [ 0.6764, -0.5477, -0.2478,  0.3143]])",
                         "out[0, :2, :4] matches PyTorch");
 
-  lesson::banner("3. Reading wei[0] row by row");
+  lesson::banner("4. Reading wei[0] row by row");
   std::cout << "Row t is what token t sees when it predicts token t+1:\n"
                "  row 0: only itself (1.0000): the first token has no past.\n";
   lesson::article_note(
@@ -101,7 +146,7 @@ int main(int argc, char** argv) {
     for (int64_t j = i + 1; j < T; ++j) upper_zero = upper_zero && wei0.at({i, j}) == 0.0f;
   lesson::expect(upper_zero, "every weight above the diagonal is exactly 0");
 
-  lesson::banner("4. Scaled attention: the Head module");
+  lesson::banner("5. Scaled attention: the Head module");
   // Variance: q . k sums head_size products of unit-variance numbers, so its variance is about
   // head_size. Multiplying by head_size^-0.5 brings it back to ~1 and keeps the softmax from
   // saturating into one-hot rows at initialisation.
