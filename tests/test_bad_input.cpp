@@ -200,6 +200,20 @@ std::vector<Case> cases() {
          attention::CharTokenizer("abc").decode({0, 3});
        },
        {"decode", "3"}},
+      {"GPT-2 text not UTF-8",
+       [] { attention::BpeTokenizer::train("a b", 0).encode("ok\xc3"); },
+       {"BpeTokenizer::encode", "offset 2"}},
+      {"GPT-2 id outside the vocabulary",
+       [] {
+         attention::BpeTokenizer::train("a b", 0).decode({257});  // 256 bytes + <|endoftext|>
+       },
+       {"BpeTokenizer", "got 257"}},
+      {"GPT-2 folder missing",
+       [] { attention::load_gpt2("/nonexistent/gpt2"); },
+       {"load_gpt2", "/nonexistent/gpt2"}},
+      {"GPT-2 config without sizes",
+       [] { attention::gpt2_config("{}", "config.json"); },
+       {"config.json", "vocab_size"}},
       {"batch longer than the text",
        [] {
          Generator gen(0);
