@@ -5,8 +5,9 @@
 // the frontier variants (BM_Frontier_*: MLA, QK-norm, soft-capping, sinks, gated output,
 // differential, document masks, linear attention) at B = 8, T = 256; and one training step of
 // the tiny GPT (BM_GPTTrainStep: the larger config, C 128, 4 heads, 4 layers, B 32, T 64),
-// with its forward, backward and AdamW times as counters, the same with fused paths off
-// (BM_GPTTrainStep/composed), and that model's attention kernels alone
+// with its forward, backward and AdamW times and its MFU as counters, the same with fused paths
+// off (BM_GPTTrainStep/composed), and at GPT-2 small's shape (BM_GPTTrainStep/gpt2_small_shape:
+// C 768, 12 heads, 12 layers, T 128, B 4, 27 characters), and that model's attention kernels alone
 // (BM_FusedAttention/{causal,full}: B 32, T 64, 4 heads of 32, forward + backward).
 // Results are in bench/README.md.
 //
@@ -21,6 +22,7 @@
 #include <memory>
 
 #include "attention/all.h"
+#include "tensor/fma_peak.h"
 #include "tensor/fused_attention.h"
 
 namespace {
@@ -178,14 +180,35 @@ void run_generate(benchmark::State& state, bool use_cache) {
       static_cast<double>(c.block - 1), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// One training step of lesson 15's model at the larger config: forward + cross-entropy,
-// backward, AdamW. Random tokens: the arithmetic does not depend on what they are. With
-// `fused` off (BM_GPTTrainStep/composed) the attention runs its composed ops (tensor/fused.h).
-void run_train_step(benchmark::State& state, bool fused) {
+// Model FLOPs per token of one training step (forward and backward): 6 per weight of the
+// matrices (12 L C^2 in the blocks, V C in the head) and 12 L T C for attention's q k^T and
+// (weights) v, forward and backward; the measure of MFU (model FLOPs utilisation).
+double train_flops_per_token(const GPTConfig& c) {
+  const double L = static_cast<double>(c.n_layer), C = static_cast<double>(c.n_embd);
+  return 6 * (12 * L * C * C + static_cast<double>(c.vocab_size) * C) +
+         12 * L * static_cast<double>(c.block) * C;
+}
+
+// The FMA peak of every thread of the pool, GFLOP/s (tensor/fma_peak.h), measured once per run.
+double peak_gflops() {
+  static const double peak = fma_peak_gflops(num_threads());
+  return peak;
+}
+
+// One training step of lesson 15's model: forward + cross-entropy, backward, AdamW. Random
+// tokens: the arithmetic does not depend on what they are. The larger config (C 128, 4 heads,
+// 4 layers, T 64, B 32) and GPT-2 small's shape (C 768, 12 heads, 12 layers, T 128, B 4) with a
+// character vocabulary of 27. With `fused` off (BM_GPTTrainStep/composed) the attention runs
+// its composed ops (tensor/fused.h). The counter mfu is the model FLOPs done per second over
+// the FMA peak measured in the same run.
+void run_train_step(benchmark::State& state, bool fused, bool gpt2_shape) {
   const FusedGuard path(fused);
   manual_seed(0);
-  const GPTConfig c{.vocab_size = 27, .n_embd = 128, .n_head = 4, .n_layer = 4, .block = 64};
-  const int64_t B = 32, T = c.block;
+  const GPTConfig c =
+      gpt2_shape
+          ? GPTConfig{.vocab_size = 27, .n_embd = 768, .n_head = 12, .n_layer = 12, .block = 128}
+          : GPTConfig{.vocab_size = 27, .n_embd = 128, .n_head = 4, .n_layer = 4, .block = 64};
+  const int64_t B = gpt2_shape ? 4 : 32, T = c.block;
   GPT m(c);
   nn::AdamW opt(m.parameters(), 1e-3);
   Generator g(1);
@@ -194,6 +217,11 @@ void run_train_step(benchmark::State& state, bool fused) {
                    Dtype::int64);
   };
   const Tensor x = tokens(), y = raw::view(tokens(), {B * T});
+  {  // one step first, untimed: AdamW's state and the gradients are allocated on the first
+    opt.zero_grad();
+    backward(cross_entropy(view(m.forward(x), {B * T, c.vocab_size}), y));
+    opt.step();
+  }
   using clock = std::chrono::steady_clock;
   double fwd = 0, bwd = 0, step = 0;
   for (auto _ : state) {
@@ -215,6 +243,9 @@ void run_train_step(benchmark::State& state, bool fused) {
   state.counters["adamw_ms"] = step / n;
   state.counters["tokens_per_s"] =
       benchmark::Counter(static_cast<double>(B * T), benchmark::Counter::kIsIterationInvariantRate);
+  const double tokens_per_ms = static_cast<double>(B * T) * n / (fwd + bwd + step);
+  state.counters["mfu"] = train_flops_per_token(c) * tokens_per_ms * 1e3 / (peak_gflops() * 1e9);
+  state.counters["peak_GFLOPs"] = peak_gflops();
 }
 
 // The tiny GPT's attention kernels alone (tensor/fused_attention.h) at the larger config's
@@ -268,10 +299,16 @@ void register_all() {
           ->UseRealTime();
     }
   for (bool fused : {true, false})
-    benchmark::RegisterBenchmark(fused ? "BM_GPTTrainStep" : "BM_GPTTrainStep/composed",
-                                 [fused](benchmark::State& st) { run_train_step(st, fused); })
+    benchmark::RegisterBenchmark(
+        fused ? "BM_GPTTrainStep" : "BM_GPTTrainStep/composed",
+        [fused](benchmark::State& st) { run_train_step(st, fused, false); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+  benchmark::RegisterBenchmark("BM_GPTTrainStep/gpt2_small_shape",
+                               [](benchmark::State& st) { run_train_step(st, true, true); })
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(4)
+      ->UseRealTime();
   for (bool cache : {false, true})
     benchmark::RegisterBenchmark(cache ? "BM_GPTGenerate/kv_cache" : "BM_GPTGenerate/recompute",
                                  [cache](benchmark::State& st) { run_generate(st, cache); })

@@ -7,10 +7,13 @@
 # ratio; the last line is the median ratio over the rounds. The machine is shared and noisy,
 # so only ratios from one run of this script, and their median, mean much.
 #
-#   bash bench/compare_pytorch.sh ROUNDS default|larger [STEPS] [TORCH_THREADS] [QKV_THREADS]
+#   bash bench/compare_pytorch.sh ROUNDS default|larger|gpt2_small [STEPS] [TORCH_THREADS]
+#        [QKV_THREADS]
 #
-# default: n_embd 64, 4 heads, 2 layers, block 32, batch 16 (lesson 15's defaults);
-# larger:  n_embd 128, 4 heads, 4 layers, block 64, batch 32. STEPS defaults to 200;
+# default:    n_embd 64, 4 heads, 2 layers, block 32, batch 16 (lesson 15's defaults);
+# larger:     n_embd 128, 4 heads, 4 layers, block 64, batch 32;
+# gpt2_small: GPT-2 small's shape, n_embd 768, 12 heads, 12 layers, block 128, batch 4 (85M
+#             parameters with the corpus's 27 characters; one validation batch). STEPS defaults to 200;
 # TORCH_THREADS to 1 and QKV_THREADS to 2 (each side's best on 2 cores).
 # OPENBLAS_* are unset for PyTorch, as issue 8 asks: OpenBLAS then runs its GEMMs on its own
 # pool of one thread per core, whatever torch.set_num_threads says (bench/README.md).
@@ -21,8 +24,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=${1:?usage: compare_pytorch.sh ROUNDS default|larger [STEPS] [TORCH_THREADS] [QKV_THREADS]}
-config=${2:?usage: compare_pytorch.sh ROUNDS default|larger [STEPS] [TORCH_THREADS] [QKV_THREADS]}
+usage="usage: compare_pytorch.sh ROUNDS default|larger|gpt2_small [STEPS] [TORCH_THREADS] [QKV_THREADS]"
+rounds=${1:?$usage}
+config=${2:?$usage}
 steps=${3:-200}
 torch_threads=${4:-1}
 qkv_threads=${5:-2}
@@ -33,7 +37,10 @@ corpus=${CORPUS:-/tmp/qkv_compare_corpus.txt}
 case "$config" in
   default) flags=(--steps "$steps") ;;
   larger) flags=(--n_embd 128 --n_layer 4 --block 64 --batch 32 --steps "$steps") ;;
-  *) echo "compare_pytorch.sh: config must be default or larger, got '$config'" >&2; exit 2 ;;
+  gpt2_small) flags=(--n_embd 768 --n_head 12 --n_layer 12 --block 128 --batch 4 --eval_batches 1
+                     --steps "$steps") ;;
+  *) echo "compare_pytorch.sh: config must be default, larger or gpt2_small, got '$config'" >&2
+     exit 2 ;;
 esac
 [ -x "$program" ] || { echo "compare_pytorch.sh: build first: $program not found" >&2; exit 2; }
 [ -f "$reference" ] || { echo "compare_pytorch.sh: reference not found: $reference" >&2; exit 2; }

@@ -1,0 +1,150 @@
+// bench_generate: decoding with a model of GPT-2 small's size (C 768, 12 heads, 12 layers, 1,024
+// positions, 50,257 tokens, head tied to the token table: 124M parameters, random weights) at
+// batch 1, against the memory bound, in one run:
+//   BM_MemoryCopy            the yardstick: one buffer of 1 GiB copied to another on every
+//                            thread of the pool, in bytes moved per second (read + written,
+//                            as STREAM's Copy counts them)
+//   BM_GPT2Generate/kv_cache 256 greedy tokens after a 12-token prompt, with the KV cache;
+//                            counters: tokens_per_s, bound_tokens_per_s (the copy bandwidth
+//                            measured in this process over the weights a token reads) and
+//                            share_of_bound
+//   BM_GPT2NextToken/{kv_cache,recompute}/L   one next token at context L (64, 256, 1024):
+//                            one cached step after L - 1 cached positions, against a forward
+//                            pass over all L tokens (what nanoGPT's and llm.c's generate do)
+// Results are in bench/README.md.
+//
+//   ./build/release/bench/bench_generate --benchmark_repetitions=3
+//     --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "attention/all.h"
+
+namespace {
+using namespace qkv;
+using namespace qkv::attention;
+
+const GPTConfig kGpt2Small{.vocab_size = 50257,
+                           .n_embd = 768,
+                           .n_head = 12,
+                           .n_layer = 12,
+                           .block = 1024,
+                           .gelu = GeluApproximation::tanh,
+                           .tie_head = true};
+
+GPT& model() {
+  static const std::unique_ptr<GPT> m = [] {
+    manual_seed(0);
+    auto g = std::make_unique<GPT>(kGpt2Small);
+    g->eval();
+    return g;
+  }();
+  return *m;
+}
+
+// Bytes of weights one decoding step reads: every parameter once (the token table as the tied
+// head), except the position table, of which it reads one row.
+double weight_bytes_per_token() {
+  const GPT& m = model();
+  return 4.0 * static_cast<double>(m.num_parameters() - m.pos->weight.numel() + kGpt2Small.n_embd);
+}
+
+// Bytes moved per second (read + written) copying 1 GiB on every thread of the pool.
+double copy_bandwidth() {
+  static std::vector<float> a(size_t{1} << 28, 1.0f), b(size_t{1} << 28, 0.0f);
+  const int64_t parts = num_threads();
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    parallel_for(parts, [&](int64_t p) {
+      const size_t n = a.size() / static_cast<size_t>(parts), at = n * static_cast<size_t>(p);
+      std::memcpy(b.data() + at, a.data() + at, n * sizeof(float));
+    });
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, 2.0 * static_cast<double>(a.size() * sizeof(float)) / s);
+  }
+  benchmark::DoNotOptimize(b.data());
+  return best;
+}
+
+void BM_MemoryCopy(benchmark::State& state) {
+  double bw = 0;
+  for (auto _ : state) bw = copy_bandwidth();
+  state.counters["GB_per_s"] = bw / 1e9;
+}
+
+std::vector<int64_t> prompt(
+    int64_t n) {  // token ids, any will do: the work does not depend on them
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < n; ++i) ids.push_back((1026 + 977 * i) % kGpt2Small.vocab_size);
+  return ids;
+}
+
+void BM_GPT2Generate(benchmark::State& state) {
+  GPT& m = model();
+  const double bound = copy_bandwidth() / weight_bytes_per_token();
+  const int64_t n = 256;
+  Generator unused(0);
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(m.generate(prompt(12), n, {.temperature = 0}, unused).data());
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(s);
+    seconds += s;
+  }
+  const double tokens_per_s = static_cast<double>(n * state.iterations()) / seconds;
+  state.counters["tokens_per_s"] = tokens_per_s;
+  state.counters["bound_tokens_per_s"] = bound;
+  state.counters["share_of_bound"] = tokens_per_s / bound;
+  state.counters["weight_MB_per_token"] = weight_bytes_per_token() / 1e6;
+}
+
+// One next token at context L: with the cache, the step after L - 1 cached positions (the
+// cache is filled outside the timing); without, a forward pass over all L tokens.
+void BM_GPT2NextToken(benchmark::State& state, bool use_cache) {
+  GPT& m = model();
+  NoGradGuard no_grad;
+  const int64_t L = state.range(0);
+  const std::vector<int64_t> ids = prompt(L);
+  for (auto _ : state) {
+    std::vector<KVCache> caches;
+    Tensor logits;
+    if (use_cache) {
+      m.forward(from_vector(std::vector<int64_t>(ids.begin(), ids.end() - 1), {1, L - 1}), &caches);
+      const auto t0 = std::chrono::steady_clock::now();
+      logits = m.forward(from_vector(std::vector<int64_t>{ids.back()}, {1, 1}), &caches);
+      state.SetIterationTime(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      logits = m.forward(from_vector(ids, {1, L}));
+      state.SetIterationTime(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    benchmark::DoNotOptimize(logits.data_ptr());
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_GPT2Generate)->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
+BENCHMARK_CAPTURE(BM_GPT2NextToken, kv_cache, true)
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(1024)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_GPT2NextToken, recompute, false)
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(1024)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
