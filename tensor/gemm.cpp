@@ -123,7 +123,7 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, floa
 }
 
 // ---- Step 5: SIMD and threads. New: the micro-kernel written for the build's vector
-// registers (kFastKernel: AVX-512, AVX2, SSE or NEON; one instruction does 4 to 16
+// registers (fast_kernel(): AVX-512, AVX2, SSE or NEON; one instruction does 4 to 16
 // multiply-adds), and the rows of C cut into one range per thread of the pool, each a whole
 // number of MR-row tiles, each thread packing into its own buffers. Which thread computes an
 // element never changes its arithmetic, so the result is the same bits on any thread count.
@@ -134,12 +134,12 @@ void gemm_threaded(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
   parallel_for(parts, [&](int64_t p) {
     const int64_t m0 = std::min(M, tiles * p / parts * kMR);
     const int64_t m1 = std::min(M, tiles * (p + 1) / parts * kMR);
-    packed_rows(m0, m1, N, K, A, B, C, ldc, accumulate, kFastKernel);
+    packed_rows(m0, m1, N, K, A, B, C, ldc, accumulate, fast_kernel().fn);
   });
 }
 
 const char* gemm_kernel_name() {
-  return kFastKernelName;
+  return fast_kernel().name;
 }
 
 }  // namespace qkv

@@ -90,7 +90,8 @@ struct GemmBlocking {
 };
 GemmBlocking gemm_blocking();
 // The micro-kernel the production path uses and its register tile: "AVX-512 6x32",
-// "AVX2 6x16", "NEON 6x16", "SSE 6x8" or "portable 6x8" (gemm_kernel.cpp).
+// "AVX2 6x16", "NEON 6x16", "SSE 6x8", "AVX2 6x8" (an SSE build on a CPU with AVX2, chosen at
+// run time) or "portable 6x8" (gemm_kernel.cpp).
 const char* gemm_kernel_name();
 
 }  // namespace qkv

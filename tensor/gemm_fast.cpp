@@ -55,7 +55,7 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
     prepare_c(M, N, C, ldc, accumulate);
     return finish_all(M, N, C, ldc, epilogue);
   }
-  const bool a_in_place = in_place && kFastKernelReadsAInPlace && A.col_stride == 1;
+  const bool a_in_place = in_place && fast_kernel().reads_a_in_place && A.col_stride == 1;
   const bool b_in_place = in_place && B.col_stride == 1 && N == kNR && M <= 2 * kMC;
   const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
   const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
@@ -155,7 +155,7 @@ void fast_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float
     few_rows(M, N, K, A, B, C, ldc, accumulate);
     return finish_all(M, N, C, ldc, epilogue);
   }
-  packed_loops(M, N, K, A, B, C, ldc, accumulate, kFastKernel, true, epilogue, band);
+  packed_loops(M, N, K, A, B, C, ldc, accumulate, fast_kernel().fn, true, epilogue, band);
 }
 
 bool runs_serially(int64_t multiply_adds) {
@@ -206,6 +206,7 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
   float* bp = thread_scratch(Scratch::gemm_shared_b, std::min(K, kKC) * round_n);
   const int64_t units = (M + kMR - 1) / kMR;
   const int64_t parts = std::min<int64_t>(threads, units);
+  const MicroKernel kernel = fast_kernel().fn;
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
     for (int64_t pc = 0; pc < K; pc += kKC) {
@@ -225,9 +226,9 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
           for (int64_t jr = 0; jr < nc; jr += kNR)
             for (int64_t ir = 0; ir < mc; ir += kMR) {
               const GemmEpilogue ep = last ? epilogue.at(jc + jr) : GemmEpilogue{};
-              kFastKernel(kc, ap + ir * kc, 1, kMR, bp + jr * kc, kNR,
-                          C + (ic + ir) * ldc + jc + jr, ldc, add, std::min(kMR, mc - ir),
-                          std::min(kNR, nc - jr), last ? &ep : nullptr);
+              kernel(kc, ap + ir * kc, 1, kMR, bp + jr * kc, kNR, C + (ic + ir) * ldc + jc + jr,
+                     ldc, add, std::min(kMR, mc - ir), std::min(kNR, nc - jr),
+                     last ? &ep : nullptr);
             }
         }
       });

@@ -2,6 +2,7 @@
 // ladder (gemm.cpp) and the production path (gemm_fast.cpp).
 #include "tensor/gemm_kernel.h"
 
+#include <atomic>
 #include <cassert>
 #include <cstring>
 
@@ -314,10 +315,93 @@ constexpr bool kBuildKernelReadsAInPlace = true;
 constexpr const char* kBuildKernelName = "portable 6x8";
 #endif
 
+#if QKV_SIMD_LANES == 4 && defined(__x86_64__) && !defined(__AVX2__)
+#define QKV_GEMM_AVX2_AT_RUN_TIME 1
+// The SSE build's 6 x 8 tile on a CPU with AVX2 and FMA, compiled for those instructions alone
+// (target attribute) and chosen at run time (runnable_kernels): each row of the tile is one
+// 8-float register, so a step of k is 6 fused multiply-adds, 1 load of B and 6 broadcasts of A,
+// where the SSE kernel does 12 multiplies and 12 adds. An FMA's result is ready 4 cycles later
+// and a core starts 2 a cycle, so 6 accumulators would leave the units idle a quarter of the
+// time: the even and the odd steps of k go to two sets of 6, added at the end (12 accumulators,
+// as the AVX2 build's 6 x 16 tile has). At 512^3 on 2 Zen 5 cores: 163 GFLOP/s with one set,
+// 58% of the AVX2 peak; see bench/README.md for two.
+typedef float vec8 __attribute__((vector_size(32)));
+
+__attribute__((target("avx2,fma"))) void micro_kernel_avx2_6x8(
+    int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b, int64_t b_ks, float* c,
+    int64_t ldc, bool add_to_c, int64_t m, int64_t n, const GemmEpilogue* ep) {
+  static_assert(kMR == 6 && kNR == 8, "micro_kernel_avx2_6x8 is written for a 6 x 8 tile");
+  vec8 e0{}, e1{}, e2{}, e3{}, e4{}, e5{}, o0{}, o1{}, o2{}, o3{}, o4{}, o5{};
+  const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
+  prefetch_for_tile(c, ldc, m);
+  int64_t k = 0;
+  for (; k + 1 < kc; k += 2, a += 2 * a_ks, b += 2 * b_ks) {
+    vec8 be, bo;
+    std::memcpy(&be, b, sizeof be);
+    std::memcpy(&bo, b + b_ks, sizeof bo);
+    const float* ao = a + a_ks;
+    e0 += a[0] * be;
+    e1 += a[r1] * be;
+    e2 += a[r2] * be;
+    e3 += a[r3] * be;
+    e4 += a[r4] * be;
+    e5 += a[r5] * be;
+    o0 += ao[0] * bo;
+    o1 += ao[r1] * bo;
+    o2 += ao[r2] * bo;
+    o3 += ao[r3] * bo;
+    o4 += ao[r4] * bo;
+    o5 += ao[r5] * bo;
+  }
+  if (k < kc) {  // an odd kc: its last step
+    vec8 be;
+    std::memcpy(&be, b, sizeof be);
+    e0 += a[0] * be;
+    e1 += a[r1] * be;
+    e2 += a[r2] * be;
+    e3 += a[r3] * be;
+    e4 += a[r4] * be;
+    e5 += a[r5] * be;
+  }
+  const vec8 rows[kMR] = {e0 + o0, e1 + o1, e2 + o2, e3 + o3, e4 + o4, e5 + o5};
+  vec acc[kMR][kVecs];  // the same 48 floats as the SSE kernel's accumulators
+  std::memcpy(acc, rows, sizeof acc);
+  // Clears the upper halves of the 256-bit registers before any SSE code runs again: left
+  // set, every SSE instruction after this kernel, anywhere in the program, ran ~5x slower
+  // (the SSE kernel measured after this one: 17 GFLOP/s instead of 88 on Zen 5).
+  __builtin_ia32_vzeroupper();
+  store_vectors(acc, c, ldc, add_to_c, m, n, ep);
+}
+#else
+#define QKV_GEMM_AVX2_AT_RUN_TIME 0
+#endif
+
+std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard only
+
 }  // namespace
 
-const MicroKernel kFastKernel = kBuildKernel;
-const bool kFastKernelReadsAInPlace = kBuildKernelReadsAInPlace;
-const char* const kFastKernelName = kBuildKernelName;
+const std::vector<FastKernel>& runnable_kernels() {
+  static const std::vector<FastKernel> kernels = [] {
+    std::vector<FastKernel> k = {{kBuildKernel, kBuildKernelReadsAInPlace, kBuildKernelName}};
+#if QKV_GEMM_AVX2_AT_RUN_TIME
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      k.push_back({micro_kernel_avx2_6x8, true, "AVX2 6x8"});
+#endif
+    return k;
+  }();
+  return kernels;
+}
+
+const FastKernel& fast_kernel() {
+  const FastKernel* picked = g_picked.load(std::memory_order_relaxed);
+  return picked ? *picked : runnable_kernels().back();
+}
+
+FastKernelGuard::FastKernelGuard(const FastKernel& kernel) : previous_(g_picked.load()) {
+  g_picked.store(&kernel);
+}
+FastKernelGuard::~FastKernelGuard() {
+  g_picked.store(previous_);
+}
 
 }  // namespace qkv::gemm_detail

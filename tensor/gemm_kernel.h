@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "tensor/gemm.h"
 #include "tensor/simd.h"
@@ -22,6 +23,8 @@ namespace qkv::gemm_detail {
 //   AVX2      6 x 16: 2 vectors of 8;  the same 15, of 16 (BLIS's Haswell kernel)
 //   NEON      6 x 16: 4 vectors of 4;  24 accumulators + 4 of B + 2 of A, of 32
 //   SSE       6 x 8:  2 vectors of 4;  15 of 16
+//   AVX2 6x8  the SSE build's tile on a CPU with AVX2 and FMA (chosen at run time): 1 vector
+//             of 8 per row, even and odd steps of k in two sets of 6 accumulators
 //   portable  6 x 8:  plain C++, 48 floats that fit 12 registers of 4 (SSE2, NEON)
 #if QKV_SIMD_LANES > 0
 constexpr int kLanes = QKV_SIMD_LANES;
@@ -83,11 +86,32 @@ using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a
 void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                            int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
                            const GemmEpilogue* ep);
-// The build's fastest kernel (AVX-512, AVX2, SSE, NEON or the portable one), its name, and
-// whether it can read a row-major A in place (NEON's wants A packed).
-extern const MicroKernel kFastKernel;
-extern const bool kFastKernelReadsAInPlace;
-extern const char* const kFastKernelName;
+// A micro-kernel for the build's tile, its name, and whether it can read a row-major A in
+// place (NEON's wants A packed).
+struct FastKernel {
+  MicroKernel fn;
+  bool reads_a_in_place;
+  const char* name;
+};
+// The kernels this build has for its tile that this CPU can run, the fastest last: the build's
+// own (AVX-512, AVX2, SSE, NEON or the portable one), and, in an SSE build of x86-64 (the
+// `portable` preset, MinGW, a packager's build), an AVX2 + FMA kernel for the same 6 x 8 tile
+// on a CPU that has them, found at run time (SSE2 is all such a build may assume; without
+// this, it would leave half or more of a newer CPU's arithmetic unused).
+const std::vector<FastKernel>& runnable_kernels();
+// The kernel every GEMM path runs: the last of runnable_kernels(), unless a test has picked
+// another with FastKernelGuard (each is tested against the plain one).
+const FastKernel& fast_kernel();
+class FastKernelGuard {
+ public:
+  explicit FastKernelGuard(const FastKernel& kernel);
+  ~FastKernelGuard();
+  FastKernelGuard(const FastKernelGuard&) = delete;
+  FastKernelGuard& operator=(const FastKernelGuard&) = delete;
+
+ private:
+  const FastKernel* previous_;
+};
 
 // The epilogue as a pass of its own, for the paths that do not go through a micro-kernel.
 void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep);

@@ -6,7 +6,8 @@
 //                   16  AVX-512 (x86-64 with -march=native on a machine that has it)
 //                    8  AVX2 with FMA (x86-64 from 2013 on, with -march=native)
 //                    4  NEON (every aarch64: Apple Silicon, Graviton, Raspberry Pi 4/5)
-//                    4  SSE (any other x86-64 build: the `portable` preset)
+//                    4  SSE (any other x86-64 build: the `portable` preset; its GEMM still
+//                       runs an AVX2 kernel where the CPU has AVX2, chosen at run time)
 //                    0  none: a compiler without GCC/Clang vector extensions (MSVC)
 //   QKV_SIMD_NAME   the same in words, for what configure, lesson 23 and the benchmarks print.
 //

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "tensor/gemm_kernel.h"
 #include "tests/testing.h"
 
 namespace qkv {
@@ -102,6 +103,33 @@ INSTANTIATE_TEST_SUITE_P(StepsTimesShapes, Ladder,
                                   std::to_string(d.M) + "x" + std::to_string(d.N) + "x" +
                                   std::to_string(d.K);
                          });
+
+// Every micro-kernel this build has for its tile and this CPU can run (gemm_kernel.h: in an SSE
+// build on a CPU with AVX2 and FMA, the SSE kernel and the AVX2 one chosen at run time), put in
+// turn under step 5 and the production GEMM, against the naive oracle.
+TEST(GemmKernels, EveryKernelThisCpuRunsMatchesTheOracle) {
+  const auto& kernels = gemm_detail::runnable_kernels();
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_STREQ(gemm_detail::fast_kernel().name, kernels.back().name);
+  for (const gemm_detail::FastKernel& kernel : kernels) {
+    const gemm_detail::FastKernelGuard use(kernel);
+    EXPECT_STREQ(gemm_kernel_name(), kernel.name);
+    for (const Dims& d : kDims)
+      for (const GemmFn fn : {gemm_threaded, gemm})
+        for (bool ta : {false, true}) {
+          Operand a = make(d.M, d.K, ta, 11), b = make(d.K, d.N, !ta, 12);
+          Generator g(13);
+          std::vector<float> c = randn({std::max<int64_t>(d.M * d.N, 1)}, &g).to_vector();
+          std::vector<float> expected = c;
+          fn(d.M, d.N, d.K, a.ref, b.ref, c.data(), d.N, true);
+          gemm_naive(d.M, d.N, d.K, a.ref, b.ref, expected.data(), d.N, true);
+          EXPECT_TRUE(testing::values_near(std::vector<double>(c.begin(), c.end()),
+                                           std::vector<double>(expected.begin(), expected.end()),
+                                           1e-5 * (d.K + 1) * 4, 1e-5))
+              << kernel.name << " M=" << d.M << " N=" << d.N << " K=" << d.K << " ta=" << ta;
+        }
+  }
+}
 
 // The thread count changes who computes which tile, never how: bit-identical results.
 TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
