@@ -327,42 +327,34 @@ constexpr const char* kBuildKernelName = "portable 6x8";
 // 58% of the AVX2 peak; see bench/README.md for two.
 typedef float vec8 __attribute__((vector_size(32)));
 
+// One step of k for the tile's six rows: c_i += A[i, k] * B[k, 0:8], a[] at row 0, rows r apart.
+__attribute__((target("avx2,fma"), always_inline)) inline void fma_rows8(vec8& c0, vec8& c1,
+                                                                         vec8& c2, vec8& c3,
+                                                                         vec8& c4, vec8& c5,
+                                                                         const float* a, int64_t r,
+                                                                         const float* b) {
+  vec8 bk;
+  std::memcpy(&bk, b, sizeof bk);
+  c0 += a[0] * bk;
+  c1 += a[r] * bk;
+  c2 += a[2 * r] * bk;
+  c3 += a[3 * r] * bk;
+  c4 += a[4 * r] * bk;
+  c5 += a[5 * r] * bk;
+}
+
 __attribute__((target("avx2,fma"))) void micro_kernel_avx2_6x8(
     int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b, int64_t b_ks, float* c,
     int64_t ldc, bool add_to_c, int64_t m, int64_t n, const GemmEpilogue* ep) {
   static_assert(kMR == 6 && kNR == 8, "micro_kernel_avx2_6x8 is written for a 6 x 8 tile");
   vec8 e0{}, e1{}, e2{}, e3{}, e4{}, e5{}, o0{}, o1{}, o2{}, o3{}, o4{}, o5{};
-  const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
   prefetch_for_tile(c, ldc, m);
   int64_t k = 0;
   for (; k + 1 < kc; k += 2, a += 2 * a_ks, b += 2 * b_ks) {
-    vec8 be, bo;
-    std::memcpy(&be, b, sizeof be);
-    std::memcpy(&bo, b + b_ks, sizeof bo);
-    const float* ao = a + a_ks;
-    e0 += a[0] * be;
-    e1 += a[r1] * be;
-    e2 += a[r2] * be;
-    e3 += a[r3] * be;
-    e4 += a[r4] * be;
-    e5 += a[r5] * be;
-    o0 += ao[0] * bo;
-    o1 += ao[r1] * bo;
-    o2 += ao[r2] * bo;
-    o3 += ao[r3] * bo;
-    o4 += ao[r4] * bo;
-    o5 += ao[r5] * bo;
+    fma_rows8(e0, e1, e2, e3, e4, e5, a, a_rs, b);                // even k
+    fma_rows8(o0, o1, o2, o3, o4, o5, a + a_ks, a_rs, b + b_ks);  // odd k
   }
-  if (k < kc) {  // an odd kc: its last step
-    vec8 be;
-    std::memcpy(&be, b, sizeof be);
-    e0 += a[0] * be;
-    e1 += a[r1] * be;
-    e2 += a[r2] * be;
-    e3 += a[r3] * be;
-    e4 += a[r4] * be;
-    e5 += a[r5] * be;
-  }
+  if (k < kc) fma_rows8(e0, e1, e2, e3, e4, e5, a, a_rs, b);  // an odd kc: its last step
   const vec8 rows[kMR] = {e0 + o0, e1 + o1, e2 + o2, e3 + o3, e4 + o4, e5 + o5};
   vec acc[kMR][kVecs];  // the same 48 floats as the SSE kernel's accumulators
   std::memcpy(acc, rows, sizeof acc);
