@@ -299,22 +299,26 @@ int main(int argc, char** argv) {
     dir = scratch->path();
     write_tiny_gpt2(dir);
   }
+  // A bad input ends the lesson with one error line; the scratch folder goes first.
+  auto fail = [&](const std::string& why) {
+    scratch.reset();
+    lesson::Flags::fail(kProgram, why);
+  };
   std::unique_ptr<GPT> model;
   std::unique_ptr<BpeTokenizer> tok;
   try {
     model = load_gpt2(dir);
     tok = std::make_unique<BpeTokenizer>(BpeTokenizer::from_folder(dir));
   } catch (const Error& e) {
-    lesson::Flags::fail(kProgram, e.what());
+    fail(e.what());
   }
   const GPTConfig& c = model->config;
   if (tok->vocab_size() > c.vocab_size)
-    lesson::Flags::fail(kProgram, "the tokenizer has " + std::to_string(tok->vocab_size()) +
-                                      " tokens, more than config.json's vocab_size " +
-                                      std::to_string(c.vocab_size));
+    fail("the tokenizer has " + std::to_string(tok->vocab_size()) +
+         " tokens, more than config.json's vocab_size " + std::to_string(c.vocab_size));
   if (o.head >= c.n_head)
-    lesson::Flags::fail(kProgram, "--head must be below n_head (" + std::to_string(c.n_head) +
-                                      "), got " + std::to_string(o.head));
+    fail("--head must be below n_head (" + std::to_string(c.n_head) + "), got " +
+         std::to_string(o.head));
   std::printf(
       "%s: %lld layers, %lld heads of %lld, C = %lld, %lld positions, %lld tokens, "
       "%lld parameters\n",
@@ -328,14 +332,12 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> ids = show_tokens(*tok, o.prompt, o.print_ids);
   const int64_t T = static_cast<int64_t>(ids.size());
   if (T > c.block)
-    lesson::Flags::fail(kProgram, "the prompt is " + std::to_string(T) +
-                                      " tokens, more than the "
-                                      "model's " +
-                                      std::to_string(c.block) + " positions");
+    fail("the prompt is " + std::to_string(T) + " tokens, more than the model's " +
+         std::to_string(c.block) + " positions");
   if (T + o.generate > c.block)
-    lesson::Flags::fail(kProgram, "the prompt's " + std::to_string(T) + " tokens + --generate " +
-                                      std::to_string(o.generate) + " pass the model's " +
-                                      std::to_string(c.block) + " positions");
+    fail("the prompt's " + std::to_string(T) + " tokens + --generate " +
+         std::to_string(o.generate) + " pass the model's " + std::to_string(c.block) +
+         " positions");
 
   lesson::banner("3. Token rows plus position rows, then LayerNorm (the article's table)");
   show_embeddings(*model, *tok, ids);

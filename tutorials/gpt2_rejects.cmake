@@ -1,5 +1,6 @@
 # One bad-input case of lesson 24 (run by ctest): it must exit non-zero with exactly one line
-# on stderr, "24_real_gpt2: error: ...", matching EXPECT.
+# on stderr, "24_real_gpt2: error: ...", matching EXPECT, and leave nothing in its temporary
+# folder.
 #   cmake -DEXE=<24_real_gpt2> -DDIR=<scratch folder> -DCASE=<name> -DEXPECT=<regex>
 #         "-DARGS=<flag;value;...>" -P gpt2_rejects.cmake
 # In ARGS, {dir} stands for the case's folder, which holds model folders made from the
@@ -22,8 +23,16 @@ file(READ ${dir}/wide/config.json config)
 string(REPLACE "\"n_embd\": 32" "\"n_embd\": 48" config "${config}")
 file(WRITE ${dir}/wide/config.json "${config}")
 
+# The lesson's scratch folder (the tiny model, without --model) goes to ${dir}/tmp, which must
+# be empty again after the error.
 string(REPLACE "{dir}" "${dir}" args "${ARGS}")
-execute_process(COMMAND ${emulator} ${EXE} ${args} OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+file(MAKE_DIRECTORY ${dir}/tmp)
+execute_process(COMMAND ${CMAKE_COMMAND} -E env TMPDIR=${dir}/tmp ${emulator} ${EXE} ${args}
+                OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
 include(${CMAKE_CURRENT_LIST_DIR}/error_line.cmake)
 qkv_expect_error_line(${CASE} "${rc}" "${err}" "24_real_gpt2" "${EXPECT}")
+file(GLOB left ${dir}/tmp/*)
+if(left)
+  message(FATAL_ERROR "${CASE}: the lesson left files in its temporary folder: ${left}")
+endif()
 file(REMOVE_RECURSE ${dir})
