@@ -1,13 +1,16 @@
 // bench_matmul: the GEMM at the shapes that matter, the ladder steps side by side, 1 vs 2
 // threads, the machine's FMA peak, and (when built with -DQKV_BENCH_OPENBLAS=ON) OpenBLAS at
-// the same shapes in the same run, as a yardstick. Results are in bench/README.md.
+// the same shapes in the same run, as a yardstick. Each product reports its GFLOP/s and its
+// share of the FMA peak measured in the same run. Results are in bench/README.md.
 //
 //   ./build/release/bench/bench_matmul --benchmark_repetitions=5
 //     --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -46,21 +49,42 @@ void check_against_oracle(Problem& p, GemmFn fn) {
     }
 }
 
-void set_rate(benchmark::State& state, const Problem& p, int64_t batches = 1) {
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * batches * p.M * p.K * p.N / 1e9,
-                                                benchmark::Counter::kIsIterationInvariantRate);
+// The FMA peak of `threads` threads (tensor/fma_peak.h), measured once per run and thread count.
+double peak_gflops(int threads) {
+  static std::map<int, double> peaks;
+  auto it = peaks.find(threads);
+  if (it == peaks.end()) it = peaks.emplace(threads, fma_peak_gflops(threads)).first;
+  return it->second;
+}
+
+// Runs `product` once per iteration and reports its GFLOP/s and its share of the FMA peak of
+// the threads it runs on, measured in the same run.
+template <class Product>
+void time_product(benchmark::State& state, const Problem& p, int threads, Product product) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    product();
+    benchmark::DoNotOptimize(p.c.data());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double gflops = 2.0 * static_cast<double>(p.M * p.K * p.N) *
+                        static_cast<double>(state.iterations()) / seconds / 1e9;
+  state.counters["GFLOPS"] = gflops;
+  state.counters["share_of_peak"] = gflops / peak_gflops(threads);
 }
 
 // BM_Matmul/M/K/N: the production GEMM on the current thread count (QKV_NUM_THREADS).
 void BM_Matmul(benchmark::State& state) {
   Problem p(state.range(0), state.range(1), state.range(2));
   check_against_oracle(p, gemm);
-  for (auto _ : state) {
-    gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
-    benchmark::DoNotOptimize(p.c.data());
-  }
-  set_rate(state, p);
+  time_product(state, p, num_threads(),
+               [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); });
 }
+// Square products, the tiny GPT's shapes (M = 2048 tokens, K and N of 128 and 512), GPT-2
+// small's Linears at M = 512 (B 4, T 128) and 2048 tokens (c_attn 768 -> 2304, c_proj
+// 768 -> 768, c_fc 768 -> 3072, mlp.c_proj 3072 -> 768), and one with no size a multiple of a
+// block.
 void shapes(benchmark::internal::Benchmark* b) {
   for (auto s : std::vector<std::vector<int64_t>>{{64, 64, 64},
                                                   {256, 256, 256},
@@ -70,6 +94,13 @@ void shapes(benchmark::internal::Benchmark* b) {
                                                   {2048, 128, 128},
                                                   {2048, 128, 512},
                                                   {2048, 512, 128},
+                                                  {512, 768, 2304},
+                                                  {512, 768, 768},
+                                                  {512, 768, 3072},
+                                                  {512, 3072, 768},
+                                                  {2048, 768, 2304},
+                                                  {2048, 768, 3072},
+                                                  {2048, 3072, 768},
                                                   {1000, 333, 777}})  // non-multiples of blocks
     b->Args(s);
   b->ArgNames({"M", "K", "N"})->UseRealTime()->MeasureProcessCPUTime();
@@ -81,11 +112,8 @@ void BM_MatmulThreads(benchmark::State& state) {
   const int before = num_threads();
   set_num_threads(static_cast<int>(state.range(3)));
   Problem p(state.range(0), state.range(1), state.range(2));
-  for (auto _ : state) {
-    gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
-    benchmark::DoNotOptimize(p.c.data());
-  }
-  set_rate(state, p);
+  time_product(state, p, num_threads(),
+               [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); });
   set_num_threads(before);
 }
 BENCHMARK(BM_MatmulThreads)
@@ -144,11 +172,9 @@ template <GemmFn fn>
 void BM_Ladder(benchmark::State& state) {
   Problem p(512, 512, 512);
   check_against_oracle(p, fn);
-  for (auto _ : state) {
-    fn(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
-    benchmark::DoNotOptimize(p.c.data());
-  }
-  set_rate(state, p);
+  const bool on_the_pool = fn == gemm_threaded || fn == gemm;  // steps 1-4 run on one thread
+  time_product(state, p, on_the_pool ? num_threads() : 1,
+               [&] { fn(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); });
 }
 BENCHMARK(BM_Ladder<gemm_naive>)->Name("BM_Ladder/1_naive")->UseRealTime()->Iterations(2);
 BENCHMARK(BM_Ladder<gemm_loop_order>)->Name("BM_Ladder/2_loop_order")->UseRealTime();
@@ -180,12 +206,10 @@ BENCHMARK(BM_FmaPeak)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 // OpenBLAS at the same shapes, in the same run: the yardstick of the targets.
 void BM_OpenBLAS(benchmark::State& state) {
   Problem p(state.range(0), state.range(1), state.range(2));
-  for (auto _ : state) {
+  time_product(state, p, num_threads(), [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p.M, p.N, p.K, 1.0f, p.a.data(), p.K,
                 p.b.data(), p.N, 0.0f, p.c.data(), p.N);
-    benchmark::DoNotOptimize(p.c.data());
-  }
-  set_rate(state, p);
+  });
 }
 BENCHMARK(BM_OpenBLAS)->Apply(shapes);
 #endif
