@@ -102,17 +102,27 @@ Tensor linear_weight(const Tensor& conv1d, int64_t first, int64_t n) {
 
 }  // namespace
 
+GPTConfig gpt2_config(const Gpt2Sizes& sizes) {
+  return GPTConfig{.vocab_size = sizes.vocab_size,
+                   .n_embd = sizes.n_embd,
+                   .n_head = sizes.n_head,
+                   .n_layer = sizes.n_layer,
+                   .block = sizes.n_positions,
+                   .causal = true,
+                   .rope = false,
+                   .gelu = GeluApproximation::tanh,
+                   .layer_norm_eps = 1e-5,
+                   .tie_head = true};
+}
+
 GPTConfig gpt2_config(const std::string& json_text, const std::string& file) {
   const nn::Json doc = nn::parse_json(json_text, ("load_gpt2: " + file).c_str());
   check(doc.kind == nn::Json::Kind::object, "load_gpt2", file, ": a JSON object");
-  GPTConfig c{.vocab_size = positive_field(doc, "vocab_size", file),
-              .n_embd = positive_field(doc, "n_embd", file),
-              .n_head = positive_field(doc, "n_head", file),
-              .n_layer = positive_field(doc, "n_layer", file),
-              .block = positive_field(doc, "n_positions", file),
-              .causal = true,
-              .gelu = GeluApproximation::tanh,
-              .tie_head = true};
+  GPTConfig c = gpt2_config(Gpt2Sizes{.vocab_size = positive_field(doc, "vocab_size", file),
+                                       .n_embd = positive_field(doc, "n_embd", file),
+                                       .n_head = positive_field(doc, "n_head", file),
+                                       .n_layer = positive_field(doc, "n_layer", file),
+                                       .n_positions = positive_field(doc, "n_positions", file)});
   check(c.n_embd % c.n_head == 0, "load_gpt2", file, ": n_embd (", c.n_embd,
         ") divisible by n_head (", c.n_head, ")");
   if (const nn::Json* eps = member(doc, "layer_norm_epsilon")) {

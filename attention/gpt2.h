@@ -36,6 +36,17 @@
 
 namespace qkv::attention {
 
+// A GPT-2's sizes: what its config.json names n_embd, n_head, n_layer, n_positions and
+// vocab_size. GPT-2 small is {50257, 768, 12, 12, 1024}.
+struct Gpt2Sizes {
+  int64_t vocab_size = 0, n_embd = 0, n_head = 0, n_layer = 0, n_positions = 0;
+};
+
+// The GPTConfig of a GPT-2 of these sizes: GELU's tanh approximation, LayerNorm eps 1e-5, the
+// head tied to the token table, causal, learned positions. The one place GPT-2's choices are
+// written; gpt2_config(json) starts from it.
+GPTConfig gpt2_config(const Gpt2Sizes& sizes);
+
 // The GPTConfig of a config.json's text (`file` names it in errors): GPT-2's sizes, its
 // LayerNorm eps, its GELU ("gelu_new" or "gelu_pytorch_tanh": tanh; "gelu": exact; absent:
 // GPT-2's default, tanh), the head tied, causal.

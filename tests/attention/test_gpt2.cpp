@@ -17,13 +17,11 @@ namespace {
 using testing::TempDir;
 using testing::throws_error;
 
-const GPTConfig kTiny{.vocab_size = kGpt2Vocab,
-                      .n_embd = kGpt2Embd,
-                      .n_head = kGpt2Heads,
-                      .n_layer = kGpt2Layers,
-                      .block = kGpt2Positions,
-                      .gelu = GeluApproximation::tanh,
-                      .tie_head = true};
+const GPTConfig kTiny = gpt2_config({.vocab_size = kGpt2Vocab,
+                                     .n_embd = kGpt2Embd,
+                                     .n_head = kGpt2Heads,
+                                     .n_layer = kGpt2Layers,
+                                     .n_positions = kGpt2Positions});
 
 void write(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
