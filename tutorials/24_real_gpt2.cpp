@@ -88,13 +88,8 @@ class ScratchFolder {
 void write_tiny_gpt2(const std::string& dir) {
   const BpeTokenizer tok = BpeTokenizer::train(lesson::builtin_corpus(20'000), 300);
   tok.save(dir);
-  const GPTConfig config{.vocab_size = tok.vocab_size(),
-                         .n_embd = 32,
-                         .n_head = 2,
-                         .n_layer = 2,
-                         .block = 64,
-                         .gelu = GeluApproximation::tanh,
-                         .tie_head = true};
+  const GPTConfig config = gpt2_config(
+      {.vocab_size = tok.vocab_size(), .n_embd = 32, .n_head = 2, .n_layer = 2, .n_positions = 64});
   nn::save_safetensors(dir + "/model.safetensors", random_gpt2_weights(config, 2019));
   nn::write_file_atomic(dir + "/config.json", gpt2_config_json(config));
 }
@@ -194,7 +189,8 @@ void show_embeddings(GPT& model, const BpeTokenizer& tok, const std::vector<int6
   lesson::expect(worst < 1e-4, "ln_1 is (x - mean) / sqrt(var + eps) * gain + shift");
 }
 
-// Section 4: layer 0's attention for one head, by hand from ln_1(x), held to what the model ran.
+// Section 4: layer 0's attention for one head, by hand from ln_1(x), held to what the model ran
+// over the prompt (main's forward, after which block 0 keeps its attention weights).
 void show_attention(GPT& model, const BpeTokenizer& tok, const std::vector<int64_t>& ids,
                     int64_t head, bool real) {
   const int64_t T = static_cast<int64_t>(ids.size()), C = model.config.n_embd;
@@ -210,7 +206,6 @@ void show_attention(GPT& model, const BpeTokenizer& tok, const std::vector<int64
                             static_cast<float>(std::sqrt(static_cast<double>(D))));
   const Tensor by_hand = select(
       softmax(masked_fill(scores, logical_not(causal_mask(T)), -INFINITY), -1), 0, 0);  // (T, T)
-  model.forward(from_vector(ids, {1, T}));  // the whole model; block 0 keeps its weights
   const Tensor ran = select(select(block.attention_weights, 0, 0), 0, head);
   const double diff = max(abs(sub(by_hand, ran))).item<float>();
   std::printf("layer 0, head %lld: softmax(mask(q k^T / sqrt(%lld))), rows are queries:\n",
@@ -241,11 +236,10 @@ void show_attention(GPT& model, const BpeTokenizer& tok, const std::vector<int64
                       "with --model and GPT-2 small's files, many heads put most weight on it)\n");
 }
 
-// Section 5: the last position's most likely next tokens.
-int64_t show_top_logits(GPT& model, const BpeTokenizer& tok, const std::vector<int64_t>& ids,
-                        int64_t k) {
-  const int64_t T = static_cast<int64_t>(ids.size());
-  const Tensor last = select(select(model.forward(from_vector(ids, {1, T})), 0, 0), 0, T - 1);
+// Section 5: the last position's most likely next tokens, from the logits (1, T, V).
+int64_t show_top_logits(const Tensor& logits_of_prompt, const BpeTokenizer& tok, int64_t k) {
+  const int64_t T = logits_of_prompt.size(1);
+  const Tensor last = select(select(logits_of_prompt, 0, 0), 0, T - 1);
   const std::vector<float> logits = last.to_vector<float>();
   std::vector<int64_t> order(logits.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
@@ -342,11 +336,15 @@ int main(int argc, char** argv) {
   lesson::banner("3. Token rows plus position rows, then LayerNorm (the article's table)");
   show_embeddings(*model, *tok, ids);
 
+  // One forward over the prompt: block 0 keeps its attention weights (section 4), and the last
+  // position's logits rank the next token (section 5).
+  const Tensor logits = model->forward(from_vector(ids, {1, T}));
+
   lesson::banner("4. Layer 0's attention");
   show_attention(*model, *tok, ids, o.head, real);
 
   lesson::banner("5. The most likely next tokens");
-  const int64_t best = show_top_logits(*model, *tok, ids, o.top_logits);
+  const int64_t best = show_top_logits(logits, *tok, o.top_logits);
 
   lesson::banner("6. Greedy generation");
   show_generation(*model, *tok, ids, o.generate, best);
