@@ -27,7 +27,8 @@ constexpr int kChains = 12;
 
 // Hides v's value from the optimiser: an empty instruction that "may change" the register, so
 // the loop cannot be folded into fewer operations. "x" names an SSE/AVX register, "w" a NEON one.
-[[gnu::always_inline]] inline void opaque(vec& v) {
+template <typename V>
+[[gnu::always_inline]] inline void opaque(V& v) {
 #if defined(__aarch64__)
   asm volatile("" : "+w"(v));
 #else
@@ -39,30 +40,40 @@ constexpr int kChains = 12;
 constexpr int kLanes = 8, kChains = 12;
 #endif
 
+#if QKV_SIMD_LANES > 0
+// The probe: `chains` independent chains acc = acc * a + b over vectors V of `lanes` floats,
+// `iterations` times; returns the FLOPs done. Inlined into each caller, so it is compiled for
+// that caller's instructions (the build's own, or AVX2 in fma_chains_avx2).
+template <typename V, int chains, int lanes>
+[[gnu::always_inline]] inline double fma_chain_loop(int64_t iterations) {
+  V acc[chains];
+  V a = V{} + 0.999f;
+  const V b = V{} + 0.001f;
+  for (int c = 0; c < chains; ++c) acc[c] = V{} + static_cast<float>(c);
+  for (int64_t it = 0; it < iterations; ++it) {
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 24
+#endif
+    for (int c = 0; c < chains; ++c) acc[c] = acc[c] * a + b;  // one FMA instruction each
+    opaque(a);
+  }
+  float sum = 0;  // every chain is used, so none can be optimised away
+  for (int c = 0; c < chains; ++c) sum += acc[c][0];
+  volatile float keep = sum;
+  (void)keep;
+  return 2.0 * chains * lanes * static_cast<double>(iterations);
+}
+#endif
+
 #if QKV_SIMD_LANES == 4 && defined(__x86_64__) && !defined(__AVX2__)
 // An SSE build on a CPU with AVX2 and FMA runs its GEMM on an AVX2 kernel (gemm_kernel.h,
 // runnable_kernels), so its peak is measured with those instructions too: 12 chains of 8-float
 // FMAs, compiled for them alone and chosen at run time.
 typedef float vec8 __attribute__((vector_size(32)));
 __attribute__((target("avx2,fma"))) double fma_chains_avx2(int64_t iterations) {
-  constexpr int kChains8 = 12;
-  vec8 acc[kChains8];
-  vec8 a = vec8{} + 0.999f;
-  const vec8 b = vec8{} + 0.001f;
-  for (int c = 0; c < kChains8; ++c) acc[c] = vec8{} + static_cast<float>(c);
-  for (int64_t it = 0; it < iterations; ++it) {
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 12
-#endif
-    for (int c = 0; c < kChains8; ++c) acc[c] = acc[c] * a + b;
-    asm volatile("" : "+x"(a));
-  }
-  float sum = 0;
-  for (int c = 0; c < kChains8; ++c) sum += acc[c][0];
+  const double flops = fma_chain_loop<vec8, 12, 8>(iterations);
   __builtin_ia32_vzeroupper();  // SSE code after this runs at full speed (gemm_kernel.cpp)
-  volatile float keep = sum;
-  (void)keep;
-  return 2.0 * kChains8 * 8 * static_cast<double>(iterations);
+  return flops;
 }
 bool run_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -77,19 +88,7 @@ double fma_chains(int64_t iterations) {
   if (run_avx2()) return fma_chains_avx2(iterations);
 #endif
 #if QKV_SIMD_LANES > 0
-  vec acc[kChains];
-  vec a = vec{} + 0.999f;
-  const vec b = vec{} + 0.001f;
-  for (int c = 0; c < kChains; ++c) acc[c] = vec{} + static_cast<float>(c);
-  for (int64_t it = 0; it < iterations; ++it) {
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 24
-#endif
-    for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;  // one FMA instruction each
-    opaque(a);
-  }
-  float sum = 0;  // every chain is used, so none can be optimised away
-  for (int c = 0; c < kChains; ++c) sum += acc[c][0];
+  return fma_chain_loop<vec, kChains, kLanes>(iterations);
 #else
   float acc[kChains][kLanes];
   volatile float av = 0.999f, bv = 0.001f;
@@ -101,10 +100,10 @@ double fma_chains(int64_t iterations) {
       for (int l = 0; l < kLanes; ++l) acc[c][l] = acc[c][l] * a + b;
   float sum = 0;
   for (int c = 0; c < kChains; ++c) sum += acc[c][0];
-#endif
   volatile float keep = sum;
   (void)keep;
   return 2.0 * kChains * kLanes * static_cast<double>(iterations);
+#endif
 }
 
 double fma_peak_gflops(int threads, int64_t iterations, int repeats) {
