@@ -121,6 +121,17 @@ std::string bytes_to_symbols(const std::string& bytes) {
   return out;
 }
 
+namespace {
+
+// A piece before any merge: one symbol per byte (what both encoding and training start from).
+std::vector<std::string> byte_symbols(const std::string& piece) {
+  std::vector<std::string> word;
+  for (const char c : piece) word.push_back(byte_symbol(static_cast<uint8_t>(c)));
+  return word;
+}
+
+}  // namespace
+
 BpeTokenizer::BpeTokenizer(const std::unordered_map<std::string, int64_t>& vocabulary,
                            MergeList merges)
     : merges_(std::move(merges)) {
@@ -200,8 +211,7 @@ BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json,
 // One piece: its bytes as symbols, then the best-ranked adjacent pair joined everywhere, until
 // no adjacent pair is a merge.
 std::vector<std::string> BpeTokenizer::bpe(const std::string& piece) const {
-  std::vector<std::string> word;
-  for (const char c : piece) word.push_back(byte_symbol(static_cast<uint8_t>(c)));
+  std::vector<std::string> word = byte_symbols(piece);
   while (word.size() > 1) {
     int64_t best = -1;
     for (size_t i = 0; i + 1 < word.size(); ++i) {
@@ -263,11 +273,7 @@ int64_t BpeTokenizer::id(const std::string& symbol) const {
 BpeTokenizer BpeTokenizer::train(const std::string& text, int64_t n_merges) {
   check(n_merges >= 0, "BpeTokenizer::train", "n_merges >= 0, got ", n_merges);
   std::map<std::vector<std::string>, int64_t> words;  // each distinct piece, as symbols: count
-  for (const std::string& piece : gpt2_pretokenize(text)) {
-    std::vector<std::string> word;
-    for (const char c : piece) word.push_back(byte_symbol(static_cast<uint8_t>(c)));
-    ++words[word];
-  }
+  for (const std::string& piece : gpt2_pretokenize(text)) ++words[byte_symbols(piece)];
   std::unordered_map<std::string, int64_t> vocabulary;
   for (const uint8_t b : bytes_in_gpt2_order())
     vocabulary.emplace(byte_symbol(b), static_cast<int64_t>(vocabulary.size()));
