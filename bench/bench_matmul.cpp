@@ -50,6 +50,9 @@ void check_against_oracle(Problem& p, GemmFn fn) {
 }
 
 // The FMA peak of `threads` threads (tensor/fma_peak.h), measured once per run and thread count.
+// main measures it before any benchmark runs: right after an OpenBLAS product, OpenBLAS's own
+// threads still spin for a while and take cores from the probe (an AVX2 build, benchmarks
+// interleaved at random: 190 GFLOP/s instead of 266).
 double peak_gflops(int threads) {
   static std::map<int, double> peaks;
   auto it = peaks.find(threads);
@@ -221,6 +224,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("qkv_gemm_kernel", qkv::gemm_kernel_name());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  peak_gflops(1);
+  peak_gflops(qkv::num_threads());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
