@@ -19,8 +19,10 @@
 # pool of one thread per core, whatever torch.set_num_threads says (bench/README.md).
 #
 # Needs a release build (cmake --preset release && cmake --build --preset release) and PyTorch
-# (apt-get install python3-torch); REFERENCE=path runs another twin. Neither PyTorch nor this
-# script is part of the build.
+# (apt-get install python3-torch); REFERENCE=path runs another twin. LLMC=path to an llm.c
+# checkout adds llm.c's CPU trainer to every round, on QKV_THREADS OpenMP threads
+# (bench/llmc_yardstick.sh builds it for the config). Neither PyTorch, llm.c nor this script is
+# part of the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +50,8 @@ esac
 
 # Runs a command with its output in a log; prints the summary's tokens/s, or the log on failure.
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+llmc_work=$(mktemp -d)
+trap 'rm -rf "$log" "$llmc_work"' EXIT
 tokens_per_s() {
   "$@" >"$log" 2>&1 || { cat "$log" >&2; echo "compare_pytorch.sh: failed: $*" >&2; exit 1; }
   grep -o 'tokens_per_s=[0-9.]*' "$log" | cut -d= -f2
@@ -62,13 +65,22 @@ run_qkv() {
   qkv=$(tokens_per_s "$program" --data "$corpus" "${flags[@]}" --threads "$qkv_threads" \
     --no_compare --sample 0 --log_every 100000)
 }
+run_llmc() {
+  [ -n "${LLMC:-}" ] || return 0
+  llmc=$(bash bench/llmc_yardstick.sh run "$llmc_work" "$qkv_threads" | grep -o 'tokens_per_s=[0-9.]*' |
+    cut -d= -f2)
+}
+[ -z "${LLMC:-}" ] || bash bench/llmc_yardstick.sh prepare "$LLMC" "$config" "$steps" "$llmc_work"
 # The order alternates: on this host the second of two back-to-back runs was measured up to
-# 10% slower than the first, whichever program it was.
+# 10% slower than the first, whichever program it was. llm.c, when asked for, runs last in odd
+# rounds and first in even ones.
 for r in $(seq 1 "$rounds"); do
-  if ((r % 2)); then run_torch; run_qkv; else run_qkv; run_torch; fi
+  if ((r % 2)); then run_torch; run_qkv; run_llmc; else run_llmc; run_qkv; run_torch; fi
   ratio=$(awk -v q="$qkv" -v t="$torch" 'BEGIN { printf "%.2f", q / t }')
   ratios+=("$ratio")
-  echo "round $r: PyTorch ($torch_threads thr) $torch tokens/s, qkv ($qkv_threads thr) $qkv tokens/s, ratio $ratio"
+  extra=""
+  [ -z "${LLMC:-}" ] || extra=", llm.c ($qkv_threads thr) $llmc tokens/s"
+  echo "round $r: PyTorch ($torch_threads thr) $torch tokens/s, qkv ($qkv_threads thr) $qkv tokens/s, ratio $ratio$extra"
 done
 printf '%s\n' "${ratios[@]}" | sort -n |
   awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
