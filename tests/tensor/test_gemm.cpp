@@ -228,6 +228,32 @@ TEST(GemmPacking, TransposedBGivesTheSameBitsAsRowMajorB) {
   }
 }
 
+// A transposed A (a weight gradient's dY^T: each k's values of all rows side by side) is
+// packed several panels at a time, 8 values of k at once; a row-major A is read in place. Both
+// feed the same kernel the same numbers in the same order, so the products must be the same
+// bits: for row counts with and without a short last panel, one and several MC blocks, depths
+// below, at and past a KC block (all below the depth at which a weight gradient is cut along
+// K), and a leading dimension wider than the rows.
+TEST(GemmPacking, TransposedAGivesTheSameBitsAsRowMajorA) {
+  struct Case {
+    int64_t M, N, K, pad;
+  };
+  for (const Case c : {Case{6, 32, 8, 0}, Case{13, 70, 37, 3}, Case{96, 32, 384, 0},
+                       Case{100, 64, 385, 1}, Case{200, 40, 800, 7}, Case{5, 33, 9, 2}}) {
+    Generator g(static_cast<uint64_t>(c.M * 1000 + c.K));
+    const int64_t ld = c.M + c.pad;  // row i of A at at[i + k * ld]: each k's values contiguous
+    const std::vector<float> at = randn({c.K * ld}, &g).to_vector();
+    const std::vector<float> b = randn({c.K * c.N}, &g).to_vector();
+    std::vector<float> a(static_cast<size_t>(c.M * c.K));  // the same A, row-major
+    for (int64_t i = 0; i < c.M; ++i)
+      for (int64_t k = 0; k < c.K; ++k) a[i * c.K + k] = at[i + k * ld];
+    std::vector<float> c_t(static_cast<size_t>(c.M * c.N)), c_r = c_t;
+    gemm(c.M, c.N, c.K, {at.data(), 1, ld}, {b.data(), c.N, 1}, c_t.data(), c.N, false);
+    gemm(c.M, c.N, c.K, {a.data(), c.K, 1}, {b.data(), c.N, 1}, c_r.data(), c.N, false);
+    EXPECT_EQ(c_t, c_r) << c.M << "x" << c.N << "x" << c.K << " pad " << c.pad;
+  }
+}
+
 // Each pool worker gives its packing buffers back as it ends (thread_pool.h: no thread_local
 // destructors, which MinGW-w64 runs after the thread's storage is gone). Changing the thread
 // count many times, with threaded products in between, leaves no more threads holding scratch
