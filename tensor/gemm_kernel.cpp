@@ -99,15 +99,12 @@ void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out) {
   if (B.col_stride == 1) {
     first = nc / kNR * kNR;
     constexpr int64_t kRowsPerLine = kNR >= 16 ? 1 : 16 / kNR;
-    int64_t r = 0;
-    for (; r + kRowsPerLine <= kc; r += kRowsPerLine)
+    for (int64_t r0 = 0; r0 < kc; r0 += kRowsPerLine) {
+      const int64_t r1 = std::min(kc, r0 + kRowsPerLine);
       for (int64_t p = 0; p < first; p += kNR)
-        for (int64_t i = 0; i < kRowsPerLine; ++i)
-          std::memcpy(out + p * kc + (r + i) * kNR, B.p + (r + i) * B.row_stride + p,
-                      sizeof(float) * kNR);
-    for (; r < kc; ++r)
-      for (int64_t p = 0; p < first; p += kNR)
-        std::memcpy(out + p * kc + r * kNR, B.p + r * B.row_stride + p, sizeof(float) * kNR);
+        for (int64_t r = r0; r < r1; ++r)
+          std::memcpy(out + p * kc + r * kNR, B.p + r * B.row_stride + p, sizeof(float) * kNR);
+    }
   }
   for (int64_t p = first; p < nc; p += kNR) {
     const int64_t cols = std::min(kNR, nc - p);
