@@ -119,10 +119,10 @@ GPTConfig gpt2_config(const std::string& json_text, const std::string& file) {
   const nn::Json doc = nn::parse_json(json_text, ("load_gpt2: " + file).c_str());
   check(doc.kind == nn::Json::Kind::object, "load_gpt2", file, ": a JSON object");
   GPTConfig c = gpt2_config(Gpt2Sizes{.vocab_size = positive_field(doc, "vocab_size", file),
-                                       .n_embd = positive_field(doc, "n_embd", file),
-                                       .n_head = positive_field(doc, "n_head", file),
-                                       .n_layer = positive_field(doc, "n_layer", file),
-                                       .n_positions = positive_field(doc, "n_positions", file)});
+                                      .n_embd = positive_field(doc, "n_embd", file),
+                                      .n_head = positive_field(doc, "n_head", file),
+                                      .n_layer = positive_field(doc, "n_layer", file),
+                                      .n_positions = positive_field(doc, "n_positions", file)});
   check(c.n_embd % c.n_head == 0, "load_gpt2", file, ": n_embd (", c.n_embd,
         ") divisible by n_head (", c.n_head, ")");
   if (const nn::Json* eps = member(doc, "layer_norm_epsilon")) {

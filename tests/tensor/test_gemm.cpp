@@ -194,17 +194,26 @@ TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
   }
 }
 
+// The two packing tests below: a product's sizes and how much wider than its rows or columns a
+// transposed operand is stored, and A @ B into a fresh (M, N) C.
+struct PackCase {
+  int64_t M, N, K, pad;
+};
+std::vector<float> product(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B) {
+  std::vector<float> c(static_cast<size_t>(M * N));
+  gemm(M, N, K, A, B, c.data(), N, false);
+  return c;
+}
+
 // Packing a transposed B (columns contiguous: x @ W^T, q k^T) goes through 8 x 8 transposes
 // where whole blocks fit, and element by element elsewhere. Packing only moves floats, so the
 // product must be the same bits as with the same B stored row-major: for widths that fill
 // whole micro-panels and that do not, depths that are and are not multiples of 8, several KC
 // blocks, a leading dimension wider than the column, and a strided view (every other column).
 TEST(GemmPacking, TransposedBGivesTheSameBitsAsRowMajorB) {
-  struct Case {
-    int64_t M, N, K, pad;
-  };
-  for (const Case c : {Case{7, 32, 8, 0}, Case{13, 64, 37, 3}, Case{30, 96, 385, 0},
-                       Case{6, 70, 9, 5}, Case{64, 64, 32, 320}, Case{20, 31, 800, 1}}) {
+  for (const PackCase c :
+       {PackCase{7, 32, 8, 0}, PackCase{13, 64, 37, 3}, PackCase{30, 96, 385, 0},
+        PackCase{6, 70, 9, 5}, PackCase{64, 64, 32, 320}, PackCase{20, 31, 800, 1}}) {
     Generator g(static_cast<uint64_t>(c.N * 1000 + c.K));
     const std::vector<float> a = randn({c.M * c.K}, &g).to_vector();
     const int64_t ld = c.K + c.pad;  // column j of B at bt[j * ld], its rows contiguous
@@ -212,19 +221,18 @@ TEST(GemmPacking, TransposedBGivesTheSameBitsAsRowMajorB) {
     std::vector<float> b(static_cast<size_t>(c.K * c.N));  // the same B, row-major
     for (int64_t k = 0; k < c.K; ++k)
       for (int64_t j = 0; j < c.N; ++j) b[k * c.N + j] = bt[j * ld + k];
-    std::vector<float> c_t(static_cast<size_t>(c.M * c.N)), c_r = c_t;
-    gemm(c.M, c.N, c.K, {a.data(), c.K, 1}, {bt.data(), 1, ld}, c_t.data(), c.N, false);
-    gemm(c.M, c.N, c.K, {a.data(), c.K, 1}, {b.data(), c.N, 1}, c_r.data(), c.N, false);
-    EXPECT_EQ(c_t, c_r) << c.M << "x" << c.N << "x" << c.K << " pad " << c.pad;
+    const MatrixRef a_ref{a.data(), c.K, 1};
+    EXPECT_EQ(product(c.M, c.N, c.K, a_ref, {bt.data(), 1, ld}),
+              product(c.M, c.N, c.K, a_ref, {b.data(), c.N, 1}))
+        << c.M << "x" << c.N << "x" << c.K << " pad " << c.pad;
     // And a view of every other column of bt (col_stride 2 ld), against its row-major copy.
     const int64_t half = c.N / 2;
-    std::vector<float> b2(static_cast<size_t>(c.K * half)), c_v(static_cast<size_t>(c.M * half));
+    std::vector<float> b2(static_cast<size_t>(c.K * half));
     for (int64_t k = 0; k < c.K; ++k)
       for (int64_t j = 0; j < half; ++j) b2[k * half + j] = bt[2 * j * ld + k];
-    std::vector<float> c_v2 = c_v;
-    gemm(c.M, half, c.K, {a.data(), c.K, 1}, {bt.data(), 1, 2 * ld}, c_v.data(), half, false);
-    gemm(c.M, half, c.K, {a.data(), c.K, 1}, {b2.data(), half, 1}, c_v2.data(), half, false);
-    EXPECT_EQ(c_v, c_v2) << "every other column, " << c.M << "x" << half << "x" << c.K;
+    EXPECT_EQ(product(c.M, half, c.K, a_ref, {bt.data(), 1, 2 * ld}),
+              product(c.M, half, c.K, a_ref, {b2.data(), half, 1}))
+        << "every other column, " << c.M << "x" << half << "x" << c.K;
   }
 }
 
@@ -235,11 +243,9 @@ TEST(GemmPacking, TransposedBGivesTheSameBitsAsRowMajorB) {
 // below, at and past a KC block (all below the depth at which a weight gradient is cut along
 // K), and a leading dimension wider than the rows.
 TEST(GemmPacking, TransposedAGivesTheSameBitsAsRowMajorA) {
-  struct Case {
-    int64_t M, N, K, pad;
-  };
-  for (const Case c : {Case{6, 32, 8, 0}, Case{13, 70, 37, 3}, Case{96, 32, 384, 0},
-                       Case{100, 64, 385, 1}, Case{200, 40, 800, 7}, Case{5, 33, 9, 2}}) {
+  for (const PackCase c :
+       {PackCase{6, 32, 8, 0}, PackCase{13, 70, 37, 3}, PackCase{96, 32, 384, 0},
+        PackCase{100, 64, 385, 1}, PackCase{200, 40, 800, 7}, PackCase{5, 33, 9, 2}}) {
     Generator g(static_cast<uint64_t>(c.M * 1000 + c.K));
     const int64_t ld = c.M + c.pad;  // row i of A at at[i + k * ld]: each k's values contiguous
     const std::vector<float> at = randn({c.K * ld}, &g).to_vector();
@@ -247,10 +253,10 @@ TEST(GemmPacking, TransposedAGivesTheSameBitsAsRowMajorA) {
     std::vector<float> a(static_cast<size_t>(c.M * c.K));  // the same A, row-major
     for (int64_t i = 0; i < c.M; ++i)
       for (int64_t k = 0; k < c.K; ++k) a[i * c.K + k] = at[i + k * ld];
-    std::vector<float> c_t(static_cast<size_t>(c.M * c.N)), c_r = c_t;
-    gemm(c.M, c.N, c.K, {at.data(), 1, ld}, {b.data(), c.N, 1}, c_t.data(), c.N, false);
-    gemm(c.M, c.N, c.K, {a.data(), c.K, 1}, {b.data(), c.N, 1}, c_r.data(), c.N, false);
-    EXPECT_EQ(c_t, c_r) << c.M << "x" << c.N << "x" << c.K << " pad " << c.pad;
+    const MatrixRef b_ref{b.data(), c.N, 1};
+    EXPECT_EQ(product(c.M, c.N, c.K, {at.data(), 1, ld}, b_ref),
+              product(c.M, c.N, c.K, {a.data(), c.K, 1}, b_ref))
+        << c.M << "x" << c.N << "x" << c.K << " pad " << c.pad;
   }
 }
 
