@@ -65,7 +65,7 @@ template <typename V, int chains, int lanes>
 }
 #endif
 
-#if QKV_SIMD_LANES == 4 && defined(__x86_64__) && !defined(__AVX2__)
+#if QKV_AVX2_AT_RUN_TIME
 // An SSE build on a CPU with AVX2 and FMA runs its GEMM on an AVX2 kernel (gemm_kernel.h,
 // runnable_kernels), so its peak is measured with those instructions too: 12 chains of 8-float
 // FMAs, compiled for them alone and chosen at run time.
@@ -75,17 +75,13 @@ __attribute__((target("avx2,fma"))) double fma_chains_avx2(int64_t iterations) {
   __builtin_ia32_vzeroupper();  // SSE code after this runs at full speed (gemm_kernel.cpp)
   return flops;
 }
-bool run_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 #endif
 
 }  // namespace
 
 double fma_chains(int64_t iterations) {
-#if QKV_SIMD_LANES == 4 && defined(__x86_64__) && !defined(__AVX2__)
-  if (run_avx2()) return fma_chains_avx2(iterations);
+#if QKV_AVX2_AT_RUN_TIME
+  if (cpu_has_avx2_fma()) return fma_chains_avx2(iterations);
 #endif
 #if QKV_SIMD_LANES > 0
   return fma_chain_loop<vec, kChains, kLanes>(iterations);

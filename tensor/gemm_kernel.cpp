@@ -23,6 +23,8 @@ void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out, GemmBand band, int6
   // dY. Its full panels are filled 8 values of k at a time, each panel taking its 6 floats from
   // the same 8 rows of dY while they sit in L1. Panel by panel instead, every panel walked all
   // kc rows of dY again, 24 bytes from each: packing was 14% of a weight gradient's time.
+  // With a band, each panel needs terms of its own, and goes panel by panel below: attention's
+  // T x T products fit in L1 either way, and the blocked loop measured 2-3% slower on them.
   const int64_t by_rows = A.row_stride == 1 && band.side == GemmBand::all ? mc / kMR * kMR : 0;
   for (int64_t k0 = 0; k0 < kc && by_rows > 0; k0 += 8)
     for (int64_t p = 0; p < by_rows; p += kMR)
@@ -33,7 +35,9 @@ void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out, GemmBand band, int6
     const int64_t rows = std::min(kMR, mc - p);
     const auto [k0, k1] = band_range(band, p, rows, kc, K);
     // k outer, i inner: the kernel's order. A full panel needs no edge test in the loop.
-    if (rows == kMR && A.row_stride == 1) {  // a transposed A (dW = dY^T X): rows side by side
+    if (rows == kMR && A.row_stride == 1) {
+      // Transposed, with a band (P^T and dS^T in causal attention): rows side by side, and only
+      // the terms this panel needs.
       const float* col = A.p + p;
       for (int64_t k = k0; k < k1; ++k)
         std::memcpy(out + k * kMR, col + k * A.col_stride, sizeof(float) * kMR);
@@ -332,8 +336,7 @@ constexpr bool kBuildKernelReadsAInPlace = true;
 constexpr const char* kBuildKernelName = "portable 6x8";
 #endif
 
-#if QKV_SIMD_LANES == 4 && defined(__x86_64__) && !defined(__AVX2__)
-#define QKV_GEMM_AVX2_AT_RUN_TIME 1
+#if QKV_AVX2_AT_RUN_TIME
 // The SSE build's 6 x 8 tile on a CPU with AVX2 and FMA, compiled for those instructions alone
 // (target attribute) and chosen at run time (runnable_kernels): each row of the tile is one
 // 8-float register, so a step of k is 6 fused multiply-adds, 1 load of B and 6 broadcasts of A,
@@ -381,8 +384,6 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2_6x8(
   __builtin_ia32_vzeroupper();
   store_vectors(acc, c, ldc, add_to_c, m, n, ep);
 }
-#else
-#define QKV_GEMM_AVX2_AT_RUN_TIME 0
 #endif
 
 std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard only
@@ -392,9 +393,8 @@ std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard onl
 const std::vector<FastKernel>& runnable_kernels() {
   static const std::vector<FastKernel> kernels = [] {
     std::vector<FastKernel> k = {{kBuildKernel, kBuildKernelReadsAInPlace, kBuildKernelName}};
-#if QKV_GEMM_AVX2_AT_RUN_TIME
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      k.push_back({micro_kernel_avx2_6x8, true, "AVX2 6x8"});
+#if QKV_AVX2_AT_RUN_TIME
+    if (cpu_has_avx2_fma()) k.push_back({micro_kernel_avx2_6x8, true, "AVX2 6x8"});
 #endif
     return k;
   }();

@@ -10,6 +10,10 @@
 //                       runs an AVX2 kernel where the CPU has AVX2, chosen at run time)
 //                    0  none: a compiler without GCC/Clang vector extensions (MSVC)
 //   QKV_SIMD_NAME   the same in words, for what configure, lesson 23 and the benchmarks print.
+//   QKV_AVX2_AT_RUN_TIME  1 in an SSE build of x86-64, which may assume SSE2 only but asks the
+//                   CPU for AVX2 and FMA when it runs (cpu_has_avx2_fma): where they are there,
+//                   its GEMM runs an AVX2 kernel (gemm_kernel.cpp) and the FMA-peak probe
+//                   (fma_peak.cpp) measures with the same instructions. 0 elsewhere.
 //
 // The vectors are GCC/Clang vector extensions (`float __attribute__((vector_size(16)))` is 4
 // floats in one register), so one source serves every width; where they are missing, the
@@ -35,4 +39,17 @@
 #ifndef QKV_SIMD_LANES
 #define QKV_SIMD_LANES 0
 #define QKV_SIMD_NAME "none"
+#endif
+
+#if QKV_SIMD_LANES == 4 && defined(__x86_64__) && !defined(__AVX2__)
+#define QKV_AVX2_AT_RUN_TIME 1
+namespace qkv {
+// Whether this CPU has AVX2 and FMA, asked once.
+inline bool cpu_has_avx2_fma() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+}  // namespace qkv
+#else
+#define QKV_AVX2_AT_RUN_TIME 0
 #endif
