@@ -95,7 +95,7 @@ run() {
   [ -x "$work/train_gpt2" ] && [ -f "$work/yardstick.conf" ] ||
     die "$work has no prepared llm.c (run: llmc_yardstick.sh prepare ...)"
   local B T steps log
-  eval "$(cat "$work/yardstick.conf")"
+  source "$work/yardstick.conf"  # B, T and steps, as prepare wrote them
   log=$(mktemp)
   (cd "$work" && OMP_NUM_THREADS=$threads ./train_gpt2 >"$log" 2>&1) ||
     { cat "$log" >&2; rm -f "$log"; die "train_gpt2 failed"; }
