@@ -8,6 +8,9 @@
 // in-place panels   packing A a float at a time was a fifth of a    64^3: about 1.25x; fused
 //                   64^3 product; a B one micro-panel wide is its    attention +5% forward,
 //                   own packed panel already (packed_loops)          +11% backward
+// short panels,     the last panel of a 64-row A (4 rows) was        64^3 on AVX-512: 0.85 ->
+// small B           packed and computed as 6; a small product's B    0.93x OpenBLAS
+//                   was packed (5% of 64^3)
 // band (GemmBand)   causal attention's P and dS are 0 above the      BM_FusedAttention/causal
 //                   diagonal: skip those terms, in the kernel and    1.28 -> 1.15 ms; backward
 //                   in pack_a                                        +4.5% more (one thread)
@@ -39,25 +42,34 @@ using namespace gemm_detail;
 
 namespace {
 
+// Below this many multiply-adds a product runs on the calling thread: waking a worker costs
+// microseconds, about as long as a 64 x 64 x 64 product takes in full.
+constexpr int64_t kParallelMinWork = int64_t{1} << 19;
+
 // Step 5's loop nest on one thread, with its refinements: the epilogue on the last KC block,
-// the band's terms only, and, with `in_place`, full MR-row panels of a row-major A are read where
-// they lie instead of being packed (the kernel takes A's strides, except NEON's); only a short last
-// panel is packed, for its zero rows. So is B, when it is row-major, exactly one micro-panel (NR
-// columns) wide and the product small (attention's per-head products with a head size of 32: P v,
-// dS k, dS^T q, P^T dout): its rows are the panel's rows already, and copying them cost as much as
-// a fifth of those products. Few row tiles read it (M <= 2 MC), so that its rows, ldb apart, do not
-// crowd each other out of L1 the way a large product's many tiles did (dY W at M = 2048: 6-9%
-// slower in place). The fused attention got 5% (forward) and 11% (backward) faster.
+// the band's terms only, and the MR-row panels of a row-major A read where they lie instead of
+// packed (the kernel takes A's strides, except NEON's); the short last panel too where the
+// kernel reads only the rows it is given (reads_short_a_in_place), else it is packed, for its
+// zero rows. B is read in place when it is row-major and either
+//  - exactly one micro-panel (NR columns) wide, with few row tiles to read it (M <= 2 MC):
+//    attention's per-head products with a head size of 32 (P v, dS k, dS^T q, P^T dout), where
+//    copying B cost as much as a fifth of the work; or
+//  - the product is small (under kParallelMinWork, one thread's): 64^3 spent 5% packing B.
+// Each in-place micro-panel is B's own rows, ldb apart; a short last panel is packed. Large
+// products keep packing B: many tiles reading its rows ldb apart crowd each other out of L1
+// (dY W at M = 2048: 6-9% slower in place). The fused attention got 5% (forward) and 11%
+// (backward) faster from its one-panel B.
 void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                  bool accumulate, MicroKernel kernel, bool in_place,
-                  const GemmEpilogue& epilogue = {}, GemmBand band = {}) {
+                  bool accumulate, const FastKernel& kernel, const GemmEpilogue& epilogue = {},
+                  GemmBand band = {}) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     prepare_c(M, N, C, ldc, accumulate);
     return finish_all(M, N, C, ldc, epilogue);
   }
-  const bool a_in_place = in_place && fast_kernel().reads_a_in_place && A.col_stride == 1;
-  const bool b_in_place = in_place && B.col_stride == 1 && N == kNR && M <= 2 * kMC;
+  const bool a_in_place = kernel.reads_a_in_place && A.col_stride == 1;
+  const bool b_in_place =
+      B.col_stride == 1 && ((N == kNR && M <= 2 * kMC) || M * N * K < kParallelMinWork);
   const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
   const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
   float* bp = thread_scratch(Scratch::gemm_b, std::min(K, kKC) * round_n);
@@ -69,14 +81,20 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
       const bool add = accumulate || pc > 0;             // the first K block stores, later ones add
       const bool last = pc + kc == K && epilogue.any();  // the epilogue, on the finished sums
       const float* b_panel = B.p + pc * B.row_stride + jc;  // B's rows, when b_in_place
-      if (!b_in_place)
-        pack_b(kc, nc, {B.p + pc * B.row_stride + jc * B.col_stride, B.row_stride, B.col_stride},
+      // Columns [0, b_packed_from) are read in place; the rest are packed into bp.
+      const int64_t b_packed_from = b_in_place ? nc / kNR * kNR : 0;
+      if (b_packed_from < nc)
+        pack_b(kc, nc - b_packed_from,
+               {B.p + pc * B.row_stride + (jc + b_packed_from) * B.col_stride, B.row_stride,
+                B.col_stride},
                bp);
       for (int64_t ic = 0; ic < M; ic += kMC) {
         const int64_t mc = std::min(kMC, M - ic);
         const float* a_block = A.p + ic * A.row_stride + pc * A.col_stride;
         // Rows [0, packed_from) are read in place; rows from there on are packed into ap.
-        const int64_t packed_from = a_in_place ? mc / kMR * kMR : 0;
+        const int64_t packed_from = !a_in_place                     ? 0
+                                    : kernel.reads_short_a_in_place ? mc
+                                                                    : mc / kMR * kMR;
         if (packed_from < mc)
           pack_a(mc - packed_from, kc,
                  {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap,
@@ -87,22 +105,20 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
             const int64_t rows = std::min(kMR, mc - ir);
             const auto [k0, k1] = band_range(band, ic + ir, rows, kc, K);  // the terms it needs
             const GemmEpilogue ep = last ? epilogue.at(jc + jr) : GemmEpilogue{};
-            kernel(
+            kernel.fn(
                 k1 - k0,
                 a_here ? a_block + ir * A.row_stride + k0 : ap + (ir - packed_from) * kc + k0 * kMR,
                 a_here ? A.row_stride : 1, a_here ? 1 : kMR,
-                b_in_place ? b_panel + jr + k0 * B.row_stride : bp + jr * kc + k0 * kNR,
-                b_in_place ? B.row_stride : kNR, C + (ic + ir) * ldc + jc + jr, ldc, add, rows,
-                std::min(kNR, nc - jr), last ? &ep : nullptr);
+                jr < b_packed_from ? b_panel + jr + k0 * B.row_stride
+                                   : bp + (jr - b_packed_from) * kc + k0 * kNR,
+                jr < b_packed_from ? B.row_stride : kNR, C + (ic + ir) * ldc + jc + jr, ldc, add,
+                rows, std::min(kNR, nc - jr), last ? &ep : nullptr);
           }
       }
     }
   }
 }
 
-// Below this many multiply-adds a product runs on the calling thread: waking a worker costs
-// microseconds, about as long as a 64 x 64 x 64 product takes in full.
-constexpr int64_t kParallelMinWork = int64_t{1} << 19;
 // From about 1300^3 on, one shared packed B beats a packed copy per thread.
 constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
 // A product with few rows (decoding one token: M = 1) gains nothing from packing: packing B
@@ -156,7 +172,7 @@ void fast_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float
     few_rows(M, N, K, A, B, C, ldc, accumulate);
     return finish_all(M, N, C, ldc, epilogue);
   }
-  packed_loops(M, N, K, A, B, C, ldc, accumulate, fast_kernel().fn, true, epilogue, band);
+  packed_loops(M, N, K, A, B, C, ldc, accumulate, fast_kernel(), epilogue, band);
 }
 
 bool runs_serially(int64_t multiply_adds) {

@@ -205,14 +205,16 @@ template <int kWrite>
   prefetch_tile<1>(c, ldc, m);
 }
 
-// After the k loop: the finished accumulators into C. A full tile goes straight in, the
-// epilogue's bias added a vector at a time (the same + as finish()); an edge tile goes
-// through a buffer and store_tile, with the same arithmetic.
+// After the k loop: the finished accumulators into C. A tile of the full NR columns and the R
+// rows its kernel computed goes straight in, the epilogue's bias added a vector at a time (the
+// same + as finish()); R is a constant, so the loop unrolls and the accumulators stay in
+// registers. Any other edge tile goes through a buffer and store_tile, with the same arithmetic.
+template <int R = kMR>
 [[gnu::always_inline]] inline void store_vectors(const vec (&acc)[kMR][kVecs], float* c,
                                                  int64_t ldc, bool add_to_c, int64_t m, int64_t n,
                                                  const GemmEpilogue* ep) {
-  if (m == kMR && n == kNR) {
-    for (int64_t i = 0; i < kMR; ++i)
+  if (m == R && n == kNR) {
+    for (int64_t i = 0; i < R; ++i)
       for (int64_t v = 0; v < kVecs; ++v) {
         // C rows need not be aligned: memcpy is the portable unaligned load/store.
         vec out = acc[i][v];
@@ -244,6 +246,7 @@ template <int kWrite>
 // six registers and spills three accumulators to the stack every step.
 static_assert(kLanes == 4 && kVecs == 4, "micro_kernel_neon is written for a 6 x 16 tile");
 constexpr bool kBuildKernelReadsAInPlace = false;  // it wants A packed: a_rs = 1, a_ks = MR
+constexpr bool kBuildKernelReadsShortAInPlace = false;
 
 // One row of the tile, one step of k: c0:c3 += lane L of a * B[k, 0:16].
 template <int L, class Lanes>
@@ -294,9 +297,10 @@ constexpr const char* kBuildKernelName = "NEON 6x16";
 #else
 // x86 (AVX-512, AVX2, SSE), 6 x 2 vectors: twelve accumulators, two vectors of B per step of k,
 // and each value of A broadcast to a register as it is used. A is read through its strides, so
-// full panels of a row-major A can be read where they lie (packed_loops).
+// the panels of a row-major A can be read where they lie (packed_loops), the short last one too.
 static_assert(kVecs == 2, "micro_kernel_simd is written for a 6 x 2-vector tile");
 constexpr bool kBuildKernelReadsAInPlace = true;
+constexpr bool kBuildKernelReadsShortAInPlace = true;  // micro_kernel_rows<m>: m rows only
 
 // One row of the tile, one step of k: c0:c1 += A[i, k] * B[k, 0:NR].
 [[gnu::always_inline]] inline void fma_row(vec& c0, vec& c1, float a, vec b0, vec b1) {
@@ -304,7 +308,13 @@ constexpr bool kBuildKernelReadsAInPlace = true;
   c1 += a * b1;
 }
 
-void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+// The tile's first R rows (R = MR except in the last panel of A, which may have fewer): rows
+// past R are neither read nor computed, so that panel needs no rows of zeros and can be read
+// in place, and the 4-row last panel of a 64-row A costs 4 rows of work, not 6 (64^3: 10%
+// faster together with reading its B in place, bench/README.md). Each element of C gets the
+// same multiply-adds in the same order whatever R is, so the bits do not depend on it.
+template <int R>
+void micro_kernel_rows(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                        int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
                        const GemmEpilogue* ep) {
   vec c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{}, c40{}, c41{}, c50{}, c51{};
@@ -315,15 +325,34 @@ void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
     std::memcpy(&b0, b, sizeof b0);
     std::memcpy(&b1, b + kLanes, sizeof b1);
     fma_row(c00, c01, a[0], b0, b1);
-    fma_row(c10, c11, a[r1], b0, b1);
-    fma_row(c20, c21, a[r2], b0, b1);
-    fma_row(c30, c31, a[r3], b0, b1);
-    fma_row(c40, c41, a[r4], b0, b1);
-    fma_row(c50, c51, a[r5], b0, b1);
+    if constexpr (R > 1) fma_row(c10, c11, a[r1], b0, b1);
+    if constexpr (R > 2) fma_row(c20, c21, a[r2], b0, b1);
+    if constexpr (R > 3) fma_row(c30, c31, a[r3], b0, b1);
+    if constexpr (R > 4) fma_row(c40, c41, a[r4], b0, b1);
+    if constexpr (R > 5) fma_row(c50, c51, a[r5], b0, b1);
   }
   const vec acc[kMR][kVecs] = {{c00, c01}, {c10, c11}, {c20, c21},
                                {c30, c31}, {c40, c41}, {c50, c51}};
-  store_vectors(acc, c, ldc, add_to_c, m, n, ep);
+  store_vectors<R>(acc, c, ldc, add_to_c, m, n, ep);
+}
+
+void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                       int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+                       const GemmEpilogue* ep) {
+  switch (m) {
+    case 1:
+      return micro_kernel_rows<1>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
+    case 2:
+      return micro_kernel_rows<2>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
+    case 3:
+      return micro_kernel_rows<3>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
+    case 4:
+      return micro_kernel_rows<4>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
+    case 5:
+      return micro_kernel_rows<5>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
+    default:
+      return micro_kernel_rows<6>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
+  }
 }
 constexpr MicroKernel kBuildKernel = micro_kernel_simd;
 constexpr const char* kBuildKernelName = kLanes == 16  ? "AVX-512 6x32"
@@ -333,6 +362,7 @@ constexpr const char* kBuildKernelName = kLanes == 16  ? "AVX-512 6x32"
 #else
 constexpr MicroKernel kBuildKernel = micro_kernel_portable;
 constexpr bool kBuildKernelReadsAInPlace = true;
+constexpr bool kBuildKernelReadsShortAInPlace = false;
 constexpr const char* kBuildKernelName = "portable 6x8";
 #endif
 
@@ -392,9 +422,10 @@ std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard onl
 
 const std::vector<FastKernel>& runnable_kernels() {
   static const std::vector<FastKernel> kernels = [] {
-    std::vector<FastKernel> k = {{kBuildKernel, kBuildKernelReadsAInPlace, kBuildKernelName}};
+    std::vector<FastKernel> k = {{kBuildKernel, kBuildKernelReadsAInPlace,
+                                  kBuildKernelReadsShortAInPlace, kBuildKernelName}};
 #if QKV_AVX2_AT_RUN_TIME
-    if (cpu_has_avx2_fma()) k.push_back({micro_kernel_avx2_6x8, true, "AVX2 6x8"});
+    if (cpu_has_avx2_fma()) k.push_back({micro_kernel_avx2_6x8, true, false, "AVX2 6x8"});
 #endif
     return k;
   }();

@@ -236,6 +236,30 @@ TEST(GemmPacking, TransposedBGivesTheSameBitsAsRowMajorB) {
   }
 }
 
+// The production GEMM reads a row-major A's short last panel (M not a multiple of MR) in
+// place where the kernel computes only the rows it is given, and a small product's row-major B
+// in place but for a short last micro-panel; step 5 packs both, with rows and columns of zeros.
+// The kernel sees the same numbers in the same order either way, so the bits must be step 5's:
+// 64^3 (a 4-row last panel, two whole panels of B at NR = 32), ragged rows and columns, an A
+// of one short panel, more rows than one MC block, and a depth past a KC block (B packed, the
+// short panel still in place), into a C wider than N, stored and accumulated.
+TEST(GemmPacking, PanelsReadInPlaceGiveStepFivesBits) {
+  const GemmBlocking blocks = gemm_blocking();
+  for (const PackCase c :
+       {PackCase{64, 64, 64, 0}, PackCase{61, 70, 33, 0}, PackCase{5, 3 * blocks.NR, 40, 0},
+        PackCase{13, 33, 7, 0}, PackCase{100, 64, 50, 0}, PackCase{64, 64, blocks.KC + 16, 0}})
+    for (bool accumulate : {false, true}) {
+      Operand a = make(c.M, c.K, false, 21), b = make(c.K, c.N, false, 22);
+      const int64_t ldc = c.N + 5;
+      Generator g(23);
+      const std::vector<float> start = randn({c.M * ldc}, &g).to_vector();
+      std::vector<float> fast = start, step5 = start;
+      gemm(c.M, c.N, c.K, a.ref, b.ref, fast.data(), ldc, accumulate);
+      gemm_threaded(c.M, c.N, c.K, a.ref, b.ref, step5.data(), ldc, accumulate);
+      EXPECT_EQ(fast, step5) << c.M << "x" << c.N << "x" << c.K << " accumulate " << accumulate;
+    }
+}
+
 // A transposed A (a weight gradient's dY^T: each k's values of all rows side by side) is
 // packed several panels at a time, 8 values of k at once; a row-major A is read in place. Both
 // feed the same kernel the same numbers in the same order, so the products must be the same
