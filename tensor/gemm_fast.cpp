@@ -20,9 +20,10 @@
 //                   copy all of it to use each element M times       97.8 ms (255 tokens)
 // batches           64 small attention products split as one pool    both cores busy on
 //                   of work (split, run_tiles)                       products of 64 x 64
-// shared B          from ~1300^3, one packed copy of B for all       one stream of B instead
-//                   threads (shared_b_loops), packed by all of them  of one per thread; 2048^3
-//                                                                    +3-5% from packing together
+// shared B          from ~1300^3 (from 2^28 multiply-adds with A     one stream of B instead
+//                   read in place), one packed copy of B for all     of one per thread; 2048^3
+//                   threads (shared_b_loops), packed by all of them  +3-5% from packing together;
+//                                                                    M = 512 GPT-2 shapes +5-6%
 // K chunks          weight gradients (long K, small C) cut along K,  1-7% alone; a training
 //                   each thread packing only its chunk               step 2-4%
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
@@ -59,6 +60,52 @@ constexpr int64_t kParallelMinWork = int64_t{1} << 19;
 // products keep packing B: many tiles reading its rows ldb apart crowd each other out of L1
 // (dY W at M = 2048: 6-9% slower in place). The fused attention got 5% (forward) and 11%
 // (backward) faster from its one-panel B.
+// A KC x NC panel of B as the kernel reads it: micro-panels [0, in_place_to) columns are B's
+// own rows (ld apart, from `rows`), the others were packed into `packed`, kc x NR each.
+struct BPanel {
+  const float* rows;
+  int64_t ld, in_place_to;
+  const float* packed;
+};
+
+// One KC block (kc terms, from column pc of A) of rows [0, M) of C against a panel of B (nc
+// columns): A's MC-row blocks, each read in place (its MR-row panels where they lie, when the
+// kernel can; the short last one only if it reads just the rows it is given) or packed into
+// `ap`, then every MR x NR tile. `add`: add to C rather than store; `ep`: the epilogue for the
+// panel's columns, on the last KC block only; `band`: the terms each tile needs (K fits one
+// KC block), rows counted from this call's row 0.
+void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
+                const BPanel& b, float* C, int64_t ldc, bool add, const GemmEpilogue& ep,
+                GemmBand band, float* ap) {
+  const bool a_in_place = kernel.reads_a_in_place && A.col_stride == 1;
+  for (int64_t ic = 0; ic < M; ic += kMC) {
+    const int64_t mc = std::min(kMC, M - ic);
+    const float* a_block = A.p + ic * A.row_stride;
+    // Rows [0, packed_from) are read in place; rows from there on are packed into ap.
+    const int64_t packed_from = !a_in_place                     ? 0
+                                : kernel.reads_short_a_in_place ? mc
+                                                                : mc / kMR * kMR;
+    if (packed_from < mc)
+      pack_a(mc - packed_from, kc,
+             {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap,
+             band.at(ic + packed_from), K);
+    for (int64_t jr = 0; jr < nc; jr += kNR)
+      for (int64_t ir = 0; ir < mc; ir += kMR) {
+        const bool a_here = ir < packed_from, b_here = jr < b.in_place_to;  // read in place
+        const int64_t rows = std::min(kMR, mc - ir);
+        const auto [k0, k1] = band_range(band, ic + ir, rows, kc, K);  // the terms it needs
+        const GemmEpilogue tile_ep = ep.at(jr);
+        kernel.fn(
+            k1 - k0,
+            a_here ? a_block + ir * A.row_stride + k0 : ap + (ir - packed_from) * kc + k0 * kMR,
+            a_here ? A.row_stride : 1, a_here ? 1 : kMR,
+            b_here ? b.rows + jr + k0 * b.ld : b.packed + (jr - b.in_place_to) * kc + k0 * kNR,
+            b_here ? b.ld : kNR, C + (ic + ir) * ldc + jr, ldc, add, rows, std::min(kNR, nc - jr),
+            ep.any() ? &tile_ep : nullptr);
+      }
+  }
+}
+
 void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                   bool accumulate, const FastKernel& kernel, const GemmEpilogue& epilogue = {},
                   GemmBand band = {}) {
@@ -67,7 +114,6 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
     prepare_c(M, N, C, ldc, accumulate);
     return finish_all(M, N, C, ldc, epilogue);
   }
-  const bool a_in_place = kernel.reads_a_in_place && A.col_stride == 1;
   const bool b_in_place =
       B.col_stride == 1 && ((N == kNR && M <= 2 * kMC) || M * N * K < kParallelMinWork);
   const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
@@ -78,49 +124,28 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
     const int64_t nc = std::min(kNC, N - jc);
     for (int64_t pc = 0; pc < K; pc += kKC) {
       const int64_t kc = std::min(kKC, K - pc);
-      const bool add = accumulate || pc > 0;             // the first K block stores, later ones add
-      const bool last = pc + kc == K && epilogue.any();  // the epilogue, on the finished sums
-      const float* b_panel = B.p + pc * B.row_stride + jc;  // B's rows, when b_in_place
-      // Columns [0, b_packed_from) are read in place; the rest are packed into bp.
-      const int64_t b_packed_from = b_in_place ? nc / kNR * kNR : 0;
-      if (b_packed_from < nc)
-        pack_b(kc, nc - b_packed_from,
-               {B.p + pc * B.row_stride + (jc + b_packed_from) * B.col_stride, B.row_stride,
+      // Columns [0, in_place_to) are read in place; the rest are packed into bp.
+      const int64_t in_place_to = b_in_place ? nc / kNR * kNR : 0;
+      if (in_place_to < nc)
+        pack_b(kc, nc - in_place_to,
+               {B.p + pc * B.row_stride + (jc + in_place_to) * B.col_stride, B.row_stride,
                 B.col_stride},
                bp);
-      for (int64_t ic = 0; ic < M; ic += kMC) {
-        const int64_t mc = std::min(kMC, M - ic);
-        const float* a_block = A.p + ic * A.row_stride + pc * A.col_stride;
-        // Rows [0, packed_from) are read in place; rows from there on are packed into ap.
-        const int64_t packed_from = !a_in_place                     ? 0
-                                    : kernel.reads_short_a_in_place ? mc
-                                                                    : mc / kMR * kMR;
-        if (packed_from < mc)
-          pack_a(mc - packed_from, kc,
-                 {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap,
-                 band.at(ic + packed_from), K);
-        for (int64_t jr = 0; jr < nc; jr += kNR)
-          for (int64_t ir = 0; ir < mc; ir += kMR) {
-            const bool a_here = ir < packed_from;  // this panel of A read in place
-            const int64_t rows = std::min(kMR, mc - ir);
-            const auto [k0, k1] = band_range(band, ic + ir, rows, kc, K);  // the terms it needs
-            const GemmEpilogue ep = last ? epilogue.at(jc + jr) : GemmEpilogue{};
-            kernel.fn(
-                k1 - k0,
-                a_here ? a_block + ir * A.row_stride + k0 : ap + (ir - packed_from) * kc + k0 * kMR,
-                a_here ? A.row_stride : 1, a_here ? 1 : kMR,
-                jr < b_packed_from ? b_panel + jr + k0 * B.row_stride
-                                   : bp + (jr - b_packed_from) * kc + k0 * kNR,
-                jr < b_packed_from ? B.row_stride : kNR, C + (ic + ir) * ldc + jc + jr, ldc, add,
-                rows, std::min(kNR, nc - jr), last ? &ep : nullptr);
-          }
-      }
+      const bool add = accumulate || pc > 0;  // the first K block stores, later ones add
+      const bool last = pc + kc == K;         // the epilogue, on the finished sums
+      block_rows(kernel, M, nc, kc, K, {A.p + pc * A.col_stride, A.row_stride, A.col_stride},
+                 {B.p + pc * B.row_stride + jc, B.row_stride, in_place_to, bp}, C + jc, ldc, add,
+                 last ? epilogue.at(jc) : GemmEpilogue{}, band, ap);
     }
   }
 }
 
-// From about 1300^3 on, one shared packed B beats a packed copy per thread.
+// From about 1300^3 on, one shared packed B beats a packed copy per thread. Where the threads
+// read A in place, from 2^28 multiply-adds on: each then packs only its share of B, where a
+// copy per thread had each pack all of it (GPT-2's products at M = 512, 512 x 768 x 768 to
+// 512 x 768 x 3072: 5-6% faster on 2 threads of Zen 5).
 constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
+constexpr int64_t kSharedBMinWorkAInPlace = int64_t{1} << 28;
 // A product with few rows (decoding one token: M = 1) gains nothing from packing: packing B
 // copies all K x N of it to use each element only M times, which costs as much as the product
 // itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
@@ -213,23 +238,24 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
 }
 
 // A large single product: one packed copy of each KC x NC panel of B, shared by all threads
-// (packed by the calling thread), instead of a copy per thread; the threads then take whole
-// MR-aligned row ranges of C, each packing its own blocks of A. Every element of C still sees
-// the same KC blocks through the same kernel, so the result is bit-identical to the serial one.
-// What it saves is the duplicate packing and the second stream of B through memory.
+// (all of them packing it), instead of a copy per thread; the threads then take whole
+// MR-aligned row ranges of C, each reading its rows of A in place, or packing them, as
+// packed_loops does (block_rows). Every element of C still sees the same KC blocks through the
+// same kernel, so the result is bit-identical to the serial one. What it saves is the
+// duplicate packing and the second stream of B through memory.
 void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
                     int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
   const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
   float* bp = thread_scratch(Scratch::gemm_shared_b, std::min(K, kKC) * round_n);
   const int64_t units = (M + kMR - 1) / kMR;
   const int64_t parts = std::min<int64_t>(threads, units);
-  const MicroKernel kernel = fast_kernel().fn;
+  const FastKernel& kernel = fast_kernel();
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
     for (int64_t pc = 0; pc < K; pc += kKC) {
       const int64_t kc = std::min(kKC, K - pc);
       const bool add = accumulate || pc > 0;
-      const bool last = pc + kc == K && epilogue.any();
+      const bool last = pc + kc == K;
       // The threads pack the panel together, each its share of its NR-column micro-panels,
       // so that none waits while another packs: 2048^3 on 2 threads of Zen 5 went from 250 to
       // 259 GFLOP/s with the AVX2 kernel and from 461-478 to 485-491 with the AVX-512 one.
@@ -247,18 +273,10 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
         const int64_t m1 = std::min(M, units * (part + 1) / parts * kMR);
         float* ap =
             thread_scratch(Scratch::gemm_a, kc * ((std::min(m1 - m0, kMC) + kMR - 1) / kMR * kMR));
-        for (int64_t ic = m0; ic < m1; ic += kMC) {
-          const int64_t mc = std::min(kMC, m1 - ic);
-          pack_a(mc, kc, {A.p + ic * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
-                 ap);
-          for (int64_t jr = 0; jr < nc; jr += kNR)
-            for (int64_t ir = 0; ir < mc; ir += kMR) {
-              const GemmEpilogue ep = last ? epilogue.at(jc + jr) : GemmEpilogue{};
-              kernel(kc, ap + ir * kc, 1, kMR, bp + jr * kc, kNR, C + (ic + ir) * ldc + jc + jr,
-                     ldc, add, std::min(kMR, mc - ir), std::min(kNR, nc - jr),
-                     last ? &ep : nullptr);
-            }
-        }
+        block_rows(kernel, m1 - m0, nc, kc, K,
+                   {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
+                   {nullptr, 0, 0, bp}, C + m0 * ldc + jc, ldc, add,
+                   last ? epilogue.at(jc) : GemmEpilogue{}, {}, ap);
       });
     }
   }
@@ -338,7 +356,9 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
     return;
   }
   // One large product: share packed B between the threads (above).
-  if (batches == 1 && M * N * K >= kSharedBMinWork && M / kMR >= threads) {
+  const bool a_in_place = a_cs == 1 && fast_kernel().reads_a_in_place;
+  const int64_t shared_b_from = a_in_place ? kSharedBMinWorkAInPlace : kSharedBMinWork;
+  if (batches == 1 && M * N * K >= shared_b_from && M / kMR >= threads) {
     shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
                    accumulate, threads, epilogue);
     return;
