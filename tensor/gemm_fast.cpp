@@ -140,12 +140,13 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
   }
 }
 
-// From about 1300^3 on, one shared packed B beats a packed copy per thread. Where the threads
-// read A in place, from 2^28 multiply-adds on: each then packs only its share of B, where a
-// copy per thread had each pack all of it (GPT-2's products at M = 512, 512 x 768 x 768 to
-// 512 x 768 x 3072: 5-6% faster on 2 threads of Zen 5).
+// From about 1300^3 on, one shared packed B beats a packed copy per thread. With the AVX-512
+// tile (NR = 32) and A read in place, from 2^28 multiply-adds on: each thread then packs only
+// its share of B, where a copy per thread had each pack all of it (GPT-2's products at M = 512,
+// 512 x 768 x 768 to 512 x 768 x 3072: 5-6% faster on 2 threads of Zen 5). With the AVX2 tile
+// the same products were 2-10% slower shared, so there it starts at 2^31 as before.
 constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
-constexpr int64_t kSharedBMinWorkAInPlace = int64_t{1} << 28;
+constexpr int64_t kSharedBMinWorkAInPlace = kNR >= 32 ? int64_t{1} << 28 : kSharedBMinWork;
 // A product with few rows (decoding one token: M = 1) gains nothing from packing: packing B
 // copies all K x N of it to use each element only M times, which costs as much as the product
 // itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
