@@ -167,11 +167,11 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   set_num_threads(before);
 }
 
-// Products of 2^31 multiply-adds and more share one packed B between threads (from 2^28 where A
-// is read in place: the next test); 1 thread runs the ordinary serial loops. 1300^3 (awkward:
-// not a multiple of MC, KC or NR) takes both paths and must give the same bits, with A
-// transposed (packed) and accumulating too. Spot-checked against the
-// naive dot product on a few entries (the full naive oracle would take minutes).
+// Products of 2^31 multiply-adds and more share one packed B between threads (from 2^28 with
+// the AVX-512 tile where A is read in place: the next test); 1 thread runs the ordinary serial
+// loops. 1300^3 (awkward: not a multiple of MC, KC or NR) takes both paths and must give the same
+// bits, with A transposed (packed) and accumulating too. Spot-checked against the naive dot product
+// on a few entries (the full naive oracle would take minutes).
 TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
   const int before = num_threads();
   const int64_t n = 1300;
@@ -195,10 +195,11 @@ TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
   }
 }
 
-// A row-major A is read in place, and then the threads share one packed B from 2^28
-// multiply-adds on. 515 x 700 x 771 (2.8 x 10^8; 515 rows end in a short panel, 771 columns in
-// a short micro-panel, 700 terms cross a KC block), with B row-major and transposed, must give
-// the same bits on 1, 2 and 3 threads, and step 5's, which packs everything.
+// A row-major A is read in place, and then, with the AVX-512 tile, the threads share one
+// packed B from 2^28 multiply-adds on (other tiles split the rows, each thread packing B). 515 x
+// 700 x 771 (2.8 x 10^8; 515 rows end in a short panel, 771 columns in a short micro-panel, 700
+// terms cross a KC block), with B row-major and transposed, must give the same bits on 1, 2 and 3
+// threads, and step 5's, which packs everything.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
   const int before = num_threads();
   const int64_t M = 515, K = 700, N = 771;
