@@ -75,8 +75,8 @@ void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out);
 // the tile's top-left element; only the top-left m x n of it is inside C. A[i, k] is read at
 // a[i * a_rs + k * a_ks]: a packed panel has a_rs = 1, a_ks = MR; the production path also
 // hands the kernel rows of a row-major A in place (a_rs = lda, a_ks = 1). B[k, j] is read at
-// b[k * b_ks + j]: a packed micro-panel has b_ks = NR; the production path also hands it the
-// rows of a small product's B that is one micro-panel wide already (b_ks = ldb).
+// b[k * b_ks + j]: a packed micro-panel has b_ks = NR; the production path also hands it NR
+// columns of a row-major B in place (b_ks = ldb) where a product is small (gemm_fast.cpp).
 // `ep`, when not null, is the epilogue for this tile (gemm.h), given on the last KC block only.
 using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                              int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m,
