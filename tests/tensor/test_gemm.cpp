@@ -167,64 +167,62 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   set_num_threads(before);
 }
 
-// Products of 2^31 multiply-adds and more share one packed B between threads (from 2^28 with
-// the AVX-512 tile where A is read in place: the next test); 1 thread runs the ordinary serial
-// loops. 1300^3 (awkward: not a multiple of MC, KC or NR) takes both paths and must give the same
-// bits, with A transposed (packed) and accumulating too. Spot-checked against the naive dot product
-// on a few entries (the full naive oracle would take minutes).
-TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
+// The two shared-B tests below: C = 1 + A @ B on 1, 2 and 3 threads (the caller's count
+// restored after), and a few entries of it against the dot product in double.
+std::vector<std::vector<float>> on_one_two_three_threads(int64_t M, int64_t N, int64_t K,
+                                                         const Operand& a, const Operand& b) {
   const int before = num_threads();
-  const int64_t n = 1300;
-  Operand a = make(n, n, true, 7), b = make(n, n, false, 8);
   std::vector<std::vector<float>> results;
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
-    std::vector<float> c(static_cast<size_t>(n * n), 1.0f);
-    gemm(n, n, n, a.ref, b.ref, c.data(), n, /*accumulate=*/true);
+    std::vector<float> c(static_cast<size_t>(M * N), 1.0f);
+    gemm(M, N, K, a.ref, b.ref, c.data(), N, /*accumulate=*/true);
     results.push_back(c);
   }
   set_num_threads(before);
-  EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads";
-  EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads";
-  for (auto [i, j] :
-       std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1299, 1299}, {617, 5}, {6, 1298}}) {
+  return results;
+}
+void spot_check(const std::vector<float>& c, int64_t N, int64_t K, const Operand& a,
+                const Operand& b, const std::vector<std::pair<int64_t, int64_t>>& entries) {
+  for (auto [i, j] : entries) {
     double dot = 1.0;
-    for (int64_t k = 0; k < n; ++k) dot += static_cast<double>(a.ref.at(i, k)) * b.ref.at(k, j);
-    EXPECT_NEAR(results[1][static_cast<size_t>(i * n + j)], dot, 1e-3 * (1 + std::fabs(dot)))
+    for (int64_t k = 0; k < K; ++k) dot += static_cast<double>(a.ref.at(i, k)) * b.ref.at(k, j);
+    EXPECT_NEAR(c[static_cast<size_t>(i * N + j)], dot, 1e-3 * (1 + std::fabs(dot)))
         << i << ", " << j;
   }
 }
 
+// Products of 2^31 multiply-adds and more share one packed B between threads (from 2^28 with
+// the AVX-512 tile where A is read in place: the next test); 1 thread runs the ordinary serial
+// loops. 1300^3 (awkward: not a multiple of MC, KC or NR) takes both paths and must give the
+// same bits, with A transposed (packed) and accumulating too. Spot-checked against the naive
+// dot product on a few entries (the full naive oracle would take minutes).
+TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
+  const int64_t n = 1300;
+  const Operand a = make(n, n, true, 7), b = make(n, n, false, 8);
+  const std::vector<std::vector<float>> results = on_one_two_three_threads(n, n, n, a, b);
+  EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads";
+  EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads";
+  spot_check(results[1], n, n, a, b, {{0, 0}, {1299, 1299}, {617, 5}, {6, 1298}});
+}
+
 // A row-major A is read in place, and then, with the AVX-512 tile, the threads share one
-// packed B from 2^28 multiply-adds on (other tiles split the rows, each thread packing B). 515 x
-// 700 x 771 (2.8 x 10^8; 515 rows end in a short panel, 771 columns in a short micro-panel, 700
-// terms cross a KC block), with B row-major and transposed, must give the same bits on 1, 2 and 3
-// threads, and step 5's, which packs everything.
+// packed B from 2^28 multiply-adds on (other tiles split the rows, each thread packing B).
+// 515 x 700 x 771 (2.8 x 10^8; 515 rows end in a short panel, 771 columns in a short
+// micro-panel, 700 terms cross a KC block), with B row-major and transposed, must give the
+// same bits on 1, 2 and 3 threads, and step 5's, which packs everything.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
-  const int before = num_threads();
   const int64_t M = 515, K = 700, N = 771;
   ASSERT_GE(M * N * K, int64_t{1} << 28);
   for (bool tb : {false, true}) {
-    Operand a = make(M, K, false, 9), b = make(K, N, tb, 10);
-    std::vector<std::vector<float>> results;
-    for (int threads : {1, 2, 3}) {
-      set_num_threads(threads);
-      std::vector<float> c(static_cast<size_t>(M * N), 1.0f);
-      gemm(M, N, K, a.ref, b.ref, c.data(), N, /*accumulate=*/true);
-      results.push_back(c);
-    }
+    const Operand a = make(M, K, false, 9), b = make(K, N, tb, 10);
+    const std::vector<std::vector<float>> results = on_one_two_three_threads(M, N, K, a, b);
     std::vector<float> step5(static_cast<size_t>(M * N), 1.0f);
     gemm_threaded(M, N, K, a.ref, b.ref, step5.data(), N, /*accumulate=*/true);
-    set_num_threads(before);
     EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, tb " << tb;
     EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, tb " << tb;
     EXPECT_EQ(results[1], step5) << "2 threads vs step 5, tb " << tb;
-    for (auto [i, j] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {514, 770}, {257, 5}}) {
-      double dot = 1.0;
-      for (int64_t k = 0; k < K; ++k) dot += static_cast<double>(a.ref.at(i, k)) * b.ref.at(k, j);
-      EXPECT_NEAR(results[1][static_cast<size_t>(i * N + j)], dot, 1e-3 * (1 + std::fabs(dot)))
-          << i << ", " << j;
-    }
+    spot_check(results[1], N, K, a, b, {{0, 0}, {514, 770}, {257, 5}});
   }
 }
 
