@@ -20,10 +20,10 @@
 //                   copy all of it to use each element M times       97.8 ms (255 tokens)
 // batches           64 small attention products split as one pool    both cores busy on
 //                   of work (split, run_tiles)                       products of 64 x 64
-// shared B          from ~1300^3 (from 2^28 multiply-adds with A     one stream of B instead
-//                   read in place), one packed copy of B for all     of one per thread; 2048^3
-//                   threads (shared_b_loops), packed by all of them  +3-5% from packing together;
-//                                                                    M = 512 GPT-2 shapes +5-6%
+// shared B          from ~1300^3 (from 2^28 with the AVX-512 tile    one stream of B instead
+//                   and A read in place), one packed copy of B for   of one per thread; 2048^3
+//                   all threads (shared_b_loops), packed by all of   +3-5% from packing together;
+//                   them                                             M = 512 GPT-2 shapes +5-6%
 // K chunks          weight gradients (long K, small C) cut along K,  1-7% alone; a training
 //                   each thread packing only its chunk               step 2-4%
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
@@ -47,31 +47,18 @@ namespace {
 // microseconds, about as long as a 64 x 64 x 64 product takes in full.
 constexpr int64_t kParallelMinWork = int64_t{1} << 19;
 
-// Step 5's loop nest on one thread, with its refinements: the epilogue on the last KC block,
-// the band's terms only, and the MR-row panels of a row-major A read where they lie instead of
-// packed (the kernel takes A's strides, except NEON's); the short last panel too where the
-// kernel reads only the rows it is given (reads_short_a_in_place), else it is packed, for its
-// zero rows. B is read in place when it is row-major and either
-//  - exactly one micro-panel (NR columns) wide, with few row tiles to read it (M <= 2 MC):
-//    attention's per-head products with a head size of 32 (P v, dS k, dS^T q, P^T dout), where
-//    copying B cost as much as a fifth of the work; or
-//  - the product is small (under kParallelMinWork, one thread's): 64^3 spent 5% packing B.
-// Each in-place micro-panel is B's own rows, ldb apart; a short last panel is packed. Large
-// products keep packing B: many tiles reading its rows ldb apart crowd each other out of L1
-// (dY W at M = 2048: 6-9% slower in place). The fused attention got 5% (forward) and 11%
-// (backward) faster from its one-panel B.
-// A KC x NC panel of B as the kernel reads it: micro-panels [0, in_place_to) columns are B's
-// own rows (ld apart, from `rows`), the others were packed into `packed`, kc x NR each.
+// A KC x NC panel of B as the kernel reads it: the micro-panels of columns [0, in_place_to)
+// are B's own rows (ld apart, from `rows`); the others were packed into `packed`, kc x NR each.
 struct BPanel {
   const float* rows;
   int64_t ld, in_place_to;
   const float* packed;
 };
 
-// One KC block (kc terms, from column pc of A) of rows [0, M) of C against a panel of B (nc
-// columns): A's MC-row blocks, each read in place (its MR-row panels where they lie, when the
-// kernel can; the short last one only if it reads just the rows it is given) or packed into
-// `ap`, then every MR x NR tile. `add`: add to C rather than store; `ep`: the epilogue for the
+// One KC block (kc terms; A starts at the block's first term) of rows [0, M) of C against a
+// panel of B (nc columns): A's MC-row blocks, each read in place (its MR-row panels where they lie,
+// when the kernel can; the short last one only if it reads just the rows it is given) or packed
+// into `ap`, then every MR x NR tile. `add`: add to C rather than store; `ep`: the epilogue for the
 // panel's columns, on the last KC block only; `band`: the terms each tile needs (K fits one
 // KC block), rows counted from this call's row 0.
 void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
@@ -106,6 +93,19 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
   }
 }
 
+// Step 5's loop nest on one thread, with its refinements: the epilogue on the last KC block,
+// the band's terms only, and the MR-row panels of a row-major A read where they lie instead of
+// packed (the kernel takes A's strides, except NEON's); the short last panel too where the
+// kernel reads only the rows it is given (reads_short_a_in_place), else it is packed, for its
+// zero rows. B is read in place when it is row-major and either
+//  - exactly one micro-panel (NR columns) wide, with few row tiles to read it (M <= 2 MC):
+//    attention's per-head products with a head size of 32 (P v, dS k, dS^T q, P^T dout), where
+//    copying B cost as much as a fifth of the work; or
+//  - the product is small (under kParallelMinWork, one thread's): 64^3 spent 5% packing B.
+// Each in-place micro-panel is B's own rows, ldb apart; a short last panel is packed. Large
+// products keep packing B: many tiles reading its rows ldb apart crowd each other out of L1
+// (dY W at M = 2048: 6-9% slower in place). The fused attention got 5% (forward) and 11%
+// (backward) faster from its one-panel B.
 void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                   bool accumulate, const FastKernel& kernel, const GemmEpilogue& epilogue = {},
                   GemmBand band = {}) {
