@@ -47,6 +47,12 @@ namespace {
 // microseconds, about as long as a 64 x 64 x 64 product takes in full.
 constexpr int64_t kParallelMinWork = int64_t{1} << 19;
 
+// Whether the kernel reads the panels of A where they lie: A row-major (its rows' elements
+// contiguous) and a kernel that takes A's strides (all but NEON's).
+bool a_in_place(const FastKernel& kernel, MatrixRef A) {
+  return kernel.reads_a_in_place && A.col_stride == 1;
+}
+
 // A KC x NC panel of B as the kernel reads it: the micro-panels of columns [0, in_place_to)
 // are B's own rows (ld apart, from `rows`); the others were packed into `packed`, kc x NR each.
 struct BPanel {
@@ -64,14 +70,13 @@ struct BPanel {
 void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
                 const BPanel& b, float* C, int64_t ldc, bool add, const GemmEpilogue& ep,
                 GemmBand band, float* ap) {
-  const bool a_in_place = kernel.reads_a_in_place && A.col_stride == 1;
+  const bool in_place = a_in_place(kernel, A);
   for (int64_t ic = 0; ic < M; ic += kMC) {
     const int64_t mc = std::min(kMC, M - ic);
     const float* a_block = A.p + ic * A.row_stride;
     // Rows [0, packed_from) are read in place; rows from there on are packed into ap.
-    const int64_t packed_from = !a_in_place                     ? 0
-                                : kernel.reads_short_a_in_place ? mc
-                                                                : mc / kMR * kMR;
+    int64_t packed_from = 0;
+    if (in_place) packed_from = kernel.reads_short_a_in_place ? mc : mc / kMR * kMR;
     if (packed_from < mc)
       pack_a(mc - packed_from, kc,
              {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap,
@@ -357,8 +362,9 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
     return;
   }
   // One large product: share packed B between the threads (above).
-  const bool a_in_place = a_cs == 1 && fast_kernel().reads_a_in_place;
-  const int64_t shared_b_from = a_in_place ? kSharedBMinWorkAInPlace : kSharedBMinWork;
+  const int64_t shared_b_from = a_in_place(fast_kernel(), {batch.a[0], a_rs, a_cs})
+                                    ? kSharedBMinWorkAInPlace
+                                    : kSharedBMinWork;
   if (batches == 1 && M * N * K >= shared_b_from && M / kMR >= threads) {
     shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
                    accumulate, threads, epilogue);

@@ -277,9 +277,8 @@ TEST(GemmPacking, TransposedBGivesTheSameBitsAsRowMajorB) {
 // short panel still in place), into a C wider than N, stored and accumulated.
 TEST(GemmPacking, PanelsReadInPlaceGiveStepFivesBits) {
   const GemmBlocking blocks = gemm_blocking();
-  for (const PackCase c :
-       {PackCase{64, 64, 64, 0}, PackCase{61, 70, 33, 0}, PackCase{5, 3 * blocks.NR, 40, 0},
-        PackCase{13, 33, 7, 0}, PackCase{100, 64, 50, 0}, PackCase{64, 64, blocks.KC + 16, 0}})
+  for (const Dims c : {Dims{64, 64, 64}, Dims{61, 70, 33}, Dims{5, 3 * blocks.NR, 40},
+                       Dims{13, 33, 7}, Dims{100, 64, 50}, Dims{64, 64, blocks.KC + 16}})
     for (bool accumulate : {false, true}) {
       Operand a = make(c.M, c.K, false, 21), b = make(c.K, c.N, false, 22);
       const int64_t ldc = c.N + 5;
