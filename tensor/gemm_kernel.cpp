@@ -309,7 +309,7 @@ constexpr bool kBuildKernelReadsShortAInPlace = true;  // micro_kernel_rows<m>: 
 
 // Keeps v in a register. With few rows (R <= 4) GCC 12 folds the loads of B into the
 // multiply-adds, as memory operands: B is then loaded again for every row, and the loads, not
-// the FMAs, set the pace (a 4-row tile at K = 64 with its operands in L1: 164 GFLOP/s, against
+// the FMAs, set the pace (a 4-row tile at K = 64 with its operands in L1: 161-164 GFLOP/s, against
 // 263 for 6 rows). The empty asm says v is used as it is, so it is loaded once per step of k.
 [[gnu::always_inline]] inline void in_register(vec& v) {
   asm("" : "+v"(v));
