@@ -24,6 +24,9 @@
 //                   and A read in place), one packed copy of B for   of one per thread; 2048^3
 //                   all threads (shared_b_loops), packed by all of   +3-5% from packing together;
 //                   them                                             M = 512 GPT-2 shapes +5-6%
+// transposed A      dY^T (a weight gradient), P^T and dS^T read      BM_WeightGrad +2-10%;
+// in place          where they lie while dY's rows are at most 512   BM_FusedAttention full
+//                   floats apart (a_in_place), not packed            -5%, causal -3%
 // K chunks          weight gradients (long K, small C) cut along K,  1-7% alone; a training
 //                   each thread packing only its chunk               step 2-4%
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
@@ -47,10 +50,23 @@ namespace {
 // microseconds, about as long as a 64 x 64 x 64 product takes in full.
 constexpr int64_t kParallelMinWork = int64_t{1} << 19;
 
-// Whether the kernel reads the panels of A where they lie: A row-major (its rows' elements
-// contiguous) and a kernel that takes A's strides (all but NEON's).
+// A transposed A (a weight gradient's dY^T, attention's P^T and dS^T) holds each k's values of
+// all rows side by side, one row of dY: a panel's 6 values of one k sit in one cache line, and
+// the next k's a row of dY further on. Read there in place, a step of k loads a new line; that
+// pays while those rows are close (dY up to 512 columns wide): the tiny GPT's weight gradients
+// over 2048 tokens got 2-10% faster than packed (BM_WeightGrad, 3 alternating rounds on 2
+// threads of Zen 5: 512 x 128 446-461 -> 481-490 GFLOP/s). From 1024 floats (4 KiB) apart,
+// which puts every step of k in the same set of L1's lines (48 KiB in 12 ways: 4 KiB a way),
+// in place was 23-29% slower (1024 x 128 x 2048: 441 -> 340 GFLOP/s; 1024 x 512 x 512: 458 ->
+// 326); 768 apart was level or slower (768 x 3072 x 512: 460 -> 424), so those are packed.
+constexpr int64_t kTransposedAInPlaceMaxLd = 512;
+
+// Whether the kernel reads the panels of A where they lie, through A's strides: a kernel that
+// takes them (all but NEON's), and A row-major (its rows' elements contiguous) or transposed
+// with its k steps at most kTransposedAInPlaceMaxLd floats apart.
 bool a_in_place(const FastKernel& kernel, MatrixRef A) {
-  return kernel.reads_a_in_place && A.col_stride == 1;
+  return kernel.reads_a_in_place &&
+         (A.col_stride == 1 || (A.row_stride == 1 && A.col_stride <= kTransposedAInPlaceMaxLd));
 }
 
 // A KC x NC panel of B as the kernel reads it: the micro-panels of columns [0, in_place_to)
@@ -89,8 +105,9 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
         const GemmEpilogue tile_ep = ep.at(jr);
         kernel.fn(
             k1 - k0,
-            a_here ? a_block + ir * A.row_stride + k0 : ap + (ir - packed_from) * kc + k0 * kMR,
-            a_here ? A.row_stride : 1, a_here ? 1 : kMR,
+            a_here ? a_block + ir * A.row_stride + k0 * A.col_stride
+                   : ap + (ir - packed_from) * kc + k0 * kMR,
+            a_here ? A.row_stride : 1, a_here ? A.col_stride : kMR,
             b_here ? b.rows + jr + k0 * b.ld : b.packed + (jr - b.in_place_to) * kc + k0 * kNR,
             b_here ? b.ld : kNR, C + (ic + ir) * ldc + jr, ldc, add, rows, std::min(kNR, nc - jr),
             ep.any() ? &tile_ep : nullptr);
@@ -222,15 +239,14 @@ struct Tile {
 //
 // Which way to cut: every part packs the B columns of its range, and the A rows of its range
 // unless A is read in place. Cut rows and every part packs all of B; cut columns and every
-// part packs all of A. When A is packed (a transposed A: the weight gradient dY^T X, whose
-// K is the number of tokens), cut the longer side, so each part packs the least: for the MLP's
-// output projection, (128 x 2048) @ (2048 x 512), cutting rows had each of 2 threads pack all
-// 4 MB of B. When A is read in place, a column cut has every part read all of A where it lies,
-// which costs less than every part copying all of B, so rows are cut only where there are at
-// least twice as many rows as columns (the tiny GPT's M = 2048 products). On 2 threads of Zen 5
-// against cutting rows wherever there were more row tiles than column tiles: 256^3 +4% and
-// 512^3 +9% with the AVX-512 tile; 256^3 +6%, 512^3 +4%, 512 x 768 x 768 +2% with the AVX2
-// one, whose 1024^3 and 512 x 3072 x 768 moved by -1% (medians of 5 alternating runs).
+// part packs all of A. When A is packed (transposed, with its steps of k far apart:
+// a_in_place), cut the longer side, so each part packs the least. When A is read in place, a
+// column cut has every part read all of A where it lies, which costs less than every part
+// copying all of B, so rows are cut only where there are at least twice as many rows as
+// columns (the tiny GPT's M = 2048 products). On 2 threads of Zen 5 against cutting rows
+// wherever there were more row tiles than column tiles: 256^3 +4% and 512^3 +9% with the
+// AVX-512 tile; 256^3 +6%, 512^3 +4%, 512 x 768 x 768 +2% with the AVX2 one, whose 1024^3 and
+// 512 x 3072 x 768 moved by -1% (medians of 5 alternating runs).
 std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool a_packed) {
   std::vector<Tile> tiles;
   // Enough batches to go round: whole products per thread. Else cut each product into parts.
@@ -299,18 +315,18 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
 // packed twice, and a split of 128 rows into 6-row tiles is never even. Such a product is
 // instead cut along K: chunk c sums k in [K c / n, K (c + 1) / n), into C for the first chunk
 // and into a scratch copy for the others, and the chunks are then added to C in chunk order.
-// Each thread packs only its own chunk's rows of both operands. n depends on K alone (one chunk
-// per kKChunk of depth, at most kMaxKChunks), never on the thread count; a thread count that
-// exceeds the chunks cuts each chunk into row ranges, which changes no arithmetic; and one
-// thread runs the same chunks in turn. So the bits are the same on 1, 2 or N threads, though
+// Each thread packs (or reads in place) only its own chunk's rows of both operands. n depends on K
+// alone (one chunk per kKChunk of depth, at most kMaxKChunks), never on the thread count; a thread
+// count that exceeds the chunks cuts each chunk into row ranges, which changes no arithmetic; and
+// one thread runs the same chunks in turn. So the bits are the same on 1, 2 or N threads, though
 // not those of one unbroken sum (it is a different, equally valid order of the additions).
 // Alone these products got 1-7% faster; a training step of the larger config, 2-4% (bench/README).
 constexpr int64_t kKChunk = 1024, kMaxKChunks = 4;
 
 // How many K chunks a product is summed in: 1 (no cut) unless it looks like a weight gradient:
-// one product, A transposed (packed, not read in place), at least two chunks of depth, more
-// than a few rows (those read B in place) and below the shared-B size. An epilogue is applied
-// after the chunks are added, to the finished sums, as the micro-kernel applies it.
+// one product, A transposed (dY^T), at least two chunks of depth, more than a few rows (those
+// read B in place) and below the shared-B size. An epilogue is applied after the chunks are
+// added, to the finished sums, as the micro-kernel applies it.
 int64_t k_chunks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t a_cs) {
   if (batches != 1 || a_cs == 1 || M <= kFewRows || M * N * K < kParallelMinWork ||
       M * N * K >= kSharedBMinWork)
@@ -367,15 +383,14 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
     return;
   }
   // One large product: share packed B between the threads (above).
-  const int64_t shared_b_from = a_in_place(fast_kernel(), {batch.a[0], a_rs, a_cs})
-                                    ? kSharedBMinWorkAInPlace
-                                    : kSharedBMinWork;
+  const bool a_here = a_in_place(fast_kernel(), {batch.a[0], a_rs, a_cs});
+  const int64_t shared_b_from = a_here ? kSharedBMinWorkAInPlace : kSharedBMinWork;
   if (batches == 1 && M * N * K >= shared_b_from && M / kMR >= threads) {
     shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
                    accumulate, threads, epilogue);
     return;
   }
-  const std::vector<Tile> tiles = split(batches, M, N, threads, a_cs != 1);
+  const std::vector<Tile> tiles = split(batches, M, N, threads, !a_here);
   auto run = [&](const Tile& t) {
     fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
                {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,

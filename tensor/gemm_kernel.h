@@ -86,10 +86,11 @@ using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a
 void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                            int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
                            const GemmEpilogue* ep);
-// A micro-kernel for the build's tile, its name, whether it can read a row-major A in place
-// (NEON's wants A packed), and whether it reads only the m rows of A it is asked for, so that
-// the short last panel of a row-major A (M not a multiple of MR) can be read in place too
-// rather than packed with rows of zeros (the x86 SIMD kernels; the others read all MR rows).
+// A micro-kernel for the build's tile, its name, whether it can read A in place through its
+// strides, row-major or transposed (NEON's wants A packed), and whether it reads only the m rows
+// of A it is asked for, so that the short last panel of A (M not a multiple of MR) can be read
+// in place too rather than packed with rows of zeros (the x86 SIMD kernels; the others read all
+// MR rows).
 struct FastKernel {
   MicroKernel fn;
   bool reads_a_in_place;

@@ -148,8 +148,11 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   };
   for (Dims d : {Dims{257, 129, 385}, Dims{64, 1000, 50}, Dims{1000, 40, 70}, Dims{3, 4000, 100}})
     check_threads(d, false, 4);
-  // A transposed (packed, as in a weight gradient dY^T X): cut by columns when N > M.
-  for (Dims d : {Dims{128, 512, 300}, Dims{100, 70, 200}}) check_threads(d, true, 7);
+  // A transposed, as in a weight gradient dY^T X: read in place while each k's values are at
+  // most 512 floats from the next (M <= 512 here), cut by rows where M >= 2 N, else by columns;
+  // packed beyond that, cut by rows where M >= N, else by columns.
+  for (Dims d : {Dims{128, 512, 300}, Dims{300, 70, 200}, Dims{600, 70, 200}, Dims{520, 600, 64}})
+    check_threads(d, true, 7);
   // ... and over K >= 2048, summed in K chunks: 2 (K = 2500, an odd cut at 1250), 4 (K = 4500)
   // and the most there are (K = 9000 still makes 4), whose count must not follow the threads.
   for (Dims d : {Dims{130, 70, 2500}, Dims{7, 33, 4500}, Dims{50, 20, 9000}})
@@ -291,16 +294,18 @@ TEST(GemmPacking, PanelsReadInPlaceGiveStepFivesBits) {
     }
 }
 
-// A transposed A (a weight gradient's dY^T: each k's values of all rows side by side) is
-// packed several panels at a time, 8 values of k at once; a row-major A is read in place. Both
+// A transposed A (a weight gradient's dY^T: each k's values of all rows side by side) is read
+// in place while those rows are at most 512 floats apart, and packed, several panels at a time
+// and 8 values of k at once, where they are further apart; a row-major A is read in place. All
 // feed the same kernel the same numbers in the same order, so the products must be the same
 // bits: for row counts with and without a short last panel, one and several MC blocks, depths
 // below, at and past a KC block (all below the depth at which a weight gradient is cut along
-// K), and a leading dimension wider than the rows.
+// K), and a leading dimension wider than the rows, below and past 512.
 TEST(GemmPacking, TransposedAGivesTheSameBitsAsRowMajorA) {
   for (const PackCase c :
        {PackCase{6, 32, 8, 0}, PackCase{13, 70, 37, 3}, PackCase{96, 32, 384, 0},
-        PackCase{100, 64, 385, 1}, PackCase{200, 40, 800, 7}, PackCase{5, 33, 9, 2}}) {
+        PackCase{100, 64, 385, 1}, PackCase{200, 40, 800, 7}, PackCase{5, 33, 9, 2},
+        PackCase{13, 70, 37, 600}, PackCase{600, 40, 400, 0}, PackCase{510, 33, 100, 2}}) {
     Generator g(static_cast<uint64_t>(c.M * 1000 + c.K));
     const int64_t ld = c.M + c.pad;  // row i of A at at[i + k * ld]: each k's values contiguous
     const std::vector<float> at = randn({c.K * ld}, &g).to_vector();
