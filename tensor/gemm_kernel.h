@@ -74,7 +74,8 @@ void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out);
 // then adds it to C (or stores it, for the first KC block when not accumulating). `c` points at
 // the tile's top-left element; only the top-left m x n of it is inside C. A[i, k] is read at
 // a[i * a_rs + k * a_ks]: a packed panel has a_rs = 1, a_ks = MR; the production path also
-// hands the kernel rows of a row-major A in place (a_rs = lda, a_ks = 1). B[k, j] is read at
+// hands the kernel rows of a row-major A in place (a_rs = lda, a_ks = 1), and of a transposed
+// one whose rows are close (a_rs = 1, a_ks = its leading dimension). B[k, j] is read at
 // b[k * b_ks + j]: a packed micro-panel has b_ks = NR; the production path also hands it NR
 // columns of a row-major B in place (b_ks = ldb) where a product is small (gemm_fast.cpp).
 // `ep`, when not null, is the epilogue for this tile (gemm.h), given on the last KC block only.
