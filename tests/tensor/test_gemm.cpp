@@ -209,24 +209,26 @@ TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
   spot_check(results[1], n, n, a, b, {{0, 0}, {1299, 1299}, {617, 5}, {6, 1298}});
 }
 
-// A row-major A is read in place, and then, with the AVX-512 tile, the threads share one
-// packed B from 2^28 multiply-adds on (other tiles split the rows, each thread packing B).
-// 515 x 700 x 771 (2.8 x 10^8; 515 rows end in a short panel, 771 columns in a short
-// micro-panel, 700 terms cross a KC block), with B row-major and transposed, must give the
-// same bits on 1, 2 and 3 threads, and step 5's, which packs everything.
+// A row-major A is read in place, and so is a transposed one whose k steps are at most 512
+// floats apart; then, with the AVX-512 tile, the threads share one packed B from 2^28
+// multiply-adds on (other tiles split the rows, each thread packing B). 512 x 700 x 771
+// (2.8 x 10^8; 512 rows end in a short panel of 2, 771 columns in a short micro-panel, 700
+// terms cross a KC block), with A and B each row-major and transposed, must give the same bits
+// on 1, 2 and 3 threads, and step 5's, which packs everything.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
-  const int64_t M = 515, K = 700, N = 771;
+  const int64_t M = 512, K = 700, N = 771;
   ASSERT_GE(M * N * K, int64_t{1} << 28);
-  for (bool tb : {false, true}) {
-    const Operand a = make(M, K, false, 9), b = make(K, N, tb, 10);
-    const std::vector<std::vector<float>> results = on_one_two_three_threads(M, N, K, a, b);
-    std::vector<float> step5(static_cast<size_t>(M * N), 1.0f);
-    gemm_threaded(M, N, K, a.ref, b.ref, step5.data(), N, /*accumulate=*/true);
-    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, tb " << tb;
-    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, tb " << tb;
-    EXPECT_EQ(results[1], step5) << "2 threads vs step 5, tb " << tb;
-    spot_check(results[1], N, K, a, b, {{0, 0}, {514, 770}, {257, 5}});
-  }
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      const Operand a = make(M, K, ta, 9), b = make(K, N, tb, 10);
+      const std::vector<std::vector<float>> results = on_one_two_three_threads(M, N, K, a, b);
+      std::vector<float> step5(static_cast<size_t>(M * N), 1.0f);
+      gemm_threaded(M, N, K, a.ref, b.ref, step5.data(), N, /*accumulate=*/true);
+      EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, ta " << ta << ", tb " << tb;
+      EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, ta " << ta << ", tb " << tb;
+      EXPECT_EQ(results[1], step5) << "2 threads vs step 5, ta " << ta << ", tb " << tb;
+      spot_check(results[1], N, K, a, b, {{0, 0}, {511, 770}, {257, 5}});
+    }
 }
 
 // The two packing tests below: a product's sizes and how much wider than its rows or columns a
