@@ -26,7 +26,8 @@
 //                   them                                             M = 512 GPT-2 shapes +5-6%
 // transposed A      dY^T (a weight gradient), P^T and dS^T read      BM_WeightGrad +2-10%;
 // in place          where they lie while dY's rows are at most 512   BM_FusedAttention full
-//                   floats apart (a_in_place), not packed            -5%, causal -3%
+//                   floats apart (a_in_place; tiles of 16 columns    -5%, causal -3% (AVX-512)
+//                   and more), not packed
 // K chunks          weight gradients (long K, small C) cut along K,  1-7% alone; a training
 //                   each thread packing only its chunk               step 2-4%
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
@@ -59,7 +60,11 @@ constexpr int64_t kParallelMinWork = int64_t{1} << 19;
 // which puts every step of k in the same set of L1's lines (48 KiB in 12 ways: 4 KiB a way),
 // in place was 23-29% slower (1024 x 128 x 2048: 441 -> 340 GFLOP/s; 1024 x 512 x 512: 458 ->
 // 326); 768 apart was level or slower (768 x 3072 x 512: 460 -> 424), so those are packed.
-constexpr int64_t kTransposedAInPlaceMaxLd = 512;
+// That is with the AVX-512 tile (NR = 32); with AVX2's (16) in place was 0-12% faster
+// (512 x 128: 214-215 -> 237-241). With the SSE build's 6 x 8 tile, whose panels of A are
+// read again for every 8 columns of B, it was 7-24% slower (BM_WeightGrad, the runtime AVX2
+// 6 x 8 kernel: 512 x 128 182-183 -> 137-142 GFLOP/s), so there A is always packed.
+constexpr int64_t kTransposedAInPlaceMaxLd = kNR >= 16 ? 512 : 0;
 
 // Whether the kernel reads the panels of A where they lie, through A's strides: a kernel that
 // takes them (all but NEON's), and A row-major (its rows' elements contiguous) or transposed

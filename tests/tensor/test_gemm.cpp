@@ -148,9 +148,10 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   };
   for (Dims d : {Dims{257, 129, 385}, Dims{64, 1000, 50}, Dims{1000, 40, 70}, Dims{3, 4000, 100}})
     check_threads(d, false, 4);
-  // A transposed, as in a weight gradient dY^T X: read in place while each k's values are at
-  // most 512 floats from the next (M <= 512 here), cut by rows where M >= 2 N, else by columns;
-  // packed beyond that, cut by rows where M >= N, else by columns.
+  // A transposed, as in a weight gradient dY^T X: with the AVX2 and AVX-512 tiles read in place
+  // while each k's values are at most 512 floats from the next (M <= 512 here), cut by rows
+  // where M >= 2 N, else by columns; packed beyond that (and always with narrower tiles), cut
+  // by rows where M >= N, else by columns.
   for (Dims d : {Dims{128, 512, 300}, Dims{300, 70, 200}, Dims{600, 70, 200}, Dims{520, 600, 64}})
     check_threads(d, true, 7);
   // ... and over K >= 2048, summed in K chunks: 2 (K = 2500, an odd cut at 1250), 4 (K = 4500)
@@ -210,10 +211,10 @@ TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
 }
 
 // A row-major A is read in place, and so is a transposed one whose k steps are at most 512
-// floats apart; then, with the AVX-512 tile, the threads share one packed B from 2^28
-// multiply-adds on (other tiles split the rows, each thread packing B). 512 x 700 x 771
-// (2.8 x 10^8; 512 rows end in a short panel of 2, 771 columns in a short micro-panel, 700
-// terms cross a KC block), with A and B each row-major and transposed, must give the same bits
+// floats apart (with the AVX2 and AVX-512 tiles); then, with the AVX-512 tile, the threads share
+// one packed B from 2^28 multiply-adds on (other tiles split the rows, each thread packing B). 512
+// x 700 x 771 (2.8 x 10^8; 512 rows end in a short panel of 2, 771 columns in a short micro-panel,
+// 700 terms cross a KC block), with A and B each row-major and transposed, must give the same bits
 // on 1, 2 and 3 threads, and step 5's, which packs everything.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
   const int64_t M = 512, K = 700, N = 771;
@@ -297,8 +298,9 @@ TEST(GemmPacking, PanelsReadInPlaceGiveStepFivesBits) {
 }
 
 // A transposed A (a weight gradient's dY^T: each k's values of all rows side by side) is read
-// in place while those rows are at most 512 floats apart, and packed, several panels at a time
-// and 8 values of k at once, where they are further apart; a row-major A is read in place. All
+// in place while those rows are at most 512 floats apart (with the AVX2 and AVX-512 tiles),
+// and packed, several panels at a time and 8 values of k at once, where they are further apart
+// (always with narrower tiles); a row-major A is read in place. All
 // feed the same kernel the same numbers in the same order, so the products must be the same
 // bits: for row counts with and without a short last panel, one and several MC blocks, depths
 // below, at and past a KC block (all below the depth at which a weight gradient is cut along
