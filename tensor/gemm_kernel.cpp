@@ -19,13 +19,13 @@ void prepare_c(int64_t M, int64_t N, float* C, int64_t ldc, bool accumulate) {
 
 // pack_a: k outer, i inner, the kernel's order.
 void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out, GemmBand band, int64_t K) {
-  // A transposed A (dW = dY^T X, packed where dY is wider than a_in_place in gemm_fast.cpp
-  // reads in place) holds each k's values of all rows side by side: one row of dY. Its full panels
-  // are filled 8 values of k at a time, each panel taking its 6 floats from the same 8 rows of dY
-  // while they sit in L1. Panel by panel instead, every panel walked all kc rows of dY again, 24
-  // bytes from each: packing was 14% of a weight gradient's time. With a band, each panel needs
-  // terms of its own, and goes panel by panel below: attention's T x T products fit in L1 either
-  // way, and the blocked loop measured 2-3% slower on them.
+  // A transposed A (dW = dY^T X; a_in_place in gemm_fast.cpp says when it is packed rather
+  // than read where it lies) holds each k's values of all rows side by side: one row of dY. Its
+  // full panels are filled 8 values of k at a time, each panel taking its 6 floats from the same 8
+  // rows of dY while they sit in L1. Panel by panel instead, every panel walked all kc rows of dY
+  // again, 24 bytes from each: packing was 14% of a weight gradient's time. With a band, each panel
+  // needs terms of its own, and goes panel by panel below: attention's T x T products fit in L1
+  // either way, and the blocked loop measured 2-3% slower on them.
   const int64_t by_rows = A.row_stride == 1 && band.side == GemmBand::all ? mc / kMR * kMR : 0;
   for (int64_t k0 = 0; k0 < kc && by_rows > 0; k0 += 8)
     for (int64_t p = 0; p < by_rows; p += kMR)
