@@ -211,11 +211,12 @@ TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
 }
 
 // A row-major A is read in place, and so is a transposed one whose k steps are at most 512
-// floats apart (with the AVX2 and AVX-512 tiles); then, with the AVX-512 tile, the threads share
-// one packed B from 2^28 multiply-adds on (other tiles split the rows, each thread packing B). 512
-// x 700 x 771 (2.8 x 10^8; 512 rows end in a short panel of 2, 771 columns in a short micro-panel,
-// 700 terms cross a KC block), with A and B each row-major and transposed, must give the same bits
-// on 1, 2 and 3 threads, and step 5's, which packs everything.
+// floats apart (with the AVX2 and AVX-512 tiles); then, with the AVX-512 tile, the threads
+// share one packed B from 2^28 multiply-adds on (other tiles split the rows, each thread
+// packing B). 512 x 700 x 771 (2.8 x 10^8; 512 rows end in a short panel of 2, 771 columns in
+// a short micro-panel, 700 terms cross a KC block), with A and B each row-major and
+// transposed, must give the same bits on 1, 2 and 3 threads, and step 5's, which packs
+// everything.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
   const int64_t M = 512, K = 700, N = 771;
   ASSERT_GE(M * N * K, int64_t{1} << 28);
@@ -298,13 +299,13 @@ TEST(GemmPacking, PanelsReadInPlaceGiveStepFivesBits) {
 }
 
 // A transposed A (a weight gradient's dY^T: each k's values of all rows side by side) is read
-// in place while those rows are at most 512 floats apart (with the AVX2 and AVX-512 tiles),
-// and packed, several panels at a time and 8 values of k at once, where they are further apart
-// (always with narrower tiles); a row-major A is read in place. All
-// feed the same kernel the same numbers in the same order, so the products must be the same
-// bits: for row counts with and without a short last panel, one and several MC blocks, depths
-// below, at and past a KC block (all below the depth at which a weight gradient is cut along
-// K), and a leading dimension wider than the rows, below and past 512.
+// in place while those rows are at most 512 floats apart (with the AVX2 and AVX-512 tiles), and
+// packed, several panels at a time and 8 values of k at once, where they are further apart
+// (always with narrower tiles); a row-major A is read in place. All feed the same kernel the
+// same numbers in the same order, so the products must be the same bits: for row counts with
+// and without a short last panel, one and several MC blocks, depths below, at and past a KC
+// block (all below the depth at which a weight gradient is cut along K), and a leading
+// dimension wider than the rows, below and past 512.
 TEST(GemmPacking, TransposedAGivesTheSameBitsAsRowMajorA) {
   for (const PackCase c :
        {PackCase{6, 32, 8, 0}, PackCase{13, 70, 37, 3}, PackCase{96, 32, 384, 0},
