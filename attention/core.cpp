@@ -8,14 +8,6 @@
 #include "tensor/fused.h"
 
 namespace qkv::attention {
-namespace {
-
-std::string shape_or_undefined(const Tensor& t) {
-  return t.defined() ? shape_str(t.shape()) : "undefined";
-}
-
-}  // namespace
-
 Tensor causal_mask(int64_t T_q, int64_t T_k) {
   check(T_q >= 0 && T_k >= 0, "causal_mask", "sizes >= 0, got ", T_q, " and ", T_k);
   // tril with diagonal T_k - T_q keeps j <= i + (T_k - T_q).
@@ -79,13 +71,13 @@ Tensor prefix_lm_mask(int64_t T, int64_t prefix) {
 
 Tensor split_heads(const Tensor& x, int64_t num_heads) {
   check(x.defined() && x.dim() == 3 && num_heads > 0 && x.size(2) % num_heads == 0, "split_heads",
-        "x (B, T, C) with C divisible by num_heads = ", num_heads, ", got ", shape_or_undefined(x));
+        "x (B, T, C) with C divisible by num_heads = ", num_heads, ", got ", shape_of(x));
   const int64_t B = x.size(0), T = x.size(1), D = x.size(2) / num_heads;
   return transpose(view(x, {B, T, num_heads, D}), 1, 2);  // (B, T, H, D) -> (B, H, T, D)
 }
 
 Tensor merge_heads(const Tensor& x) {
-  check(x.defined() && x.dim() == 4, "merge_heads", "x (B, H, T, D), got ", shape_or_undefined(x));
+  check(x.defined() && x.dim() == 4, "merge_heads", "x (B, H, T, D), got ", shape_of(x));
   const int64_t B = x.size(0), H = x.size(1), T = x.size(2), D = x.size(3);
   return reshape(transpose(x, 1, 2), {B, T, H * D});  // (B, H, T, D) -> (B, T, H, D) -> (B, T, C)
 }
@@ -112,8 +104,8 @@ void check_mask(const Tensor& mask, int64_t T_q, int64_t T_k) {
 
 void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
   check(q.defined() && k.defined() && v.defined() && q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2,
-        kOp, "q, k and v of at least 2 dims (..., T, D), got q ", shape_or_undefined(q), ", k ",
-        shape_or_undefined(k), ", v ", shape_or_undefined(v));
+        kOp, "q, k and v of at least 2 dims (..., T, D), got q ", shape_of(q), ", k ", shape_of(k),
+        ", v ", shape_of(v));
   const int64_t T_q = q.size(-2), T_k = k.size(-2), H = q.dim() >= 3 ? q.size(-3) : 1;
   check(k.size(-1) == q.size(-1), kOp, "q and k with the same last dim D, got q ",
         shape_str(q.shape()), " and k ", shape_str(k.shape()));

@@ -35,8 +35,7 @@ Tensor DifferentialAttention::lambda() const {
 
 Tensor DifferentialAttention::forward(const Tensor& x) {
   check(x.defined() && x.dim() == 3 && x.size(2) == d_model, "DifferentialAttention",
-        "an input (B, T, C) with C = d_model = ", d_model, ", got ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        "an input (B, T, C) with C = d_model = ", d_model, ", got ", shape_of(x));
   const int64_t B = x.size(0), T = x.size(1), H = num_heads, d = half_dim;
   // 2H query/key heads of d: head 2h is head h's first half, 2h + 1 its second.
   const Tensor queries = split_heads(q->forward(x), 2 * H);  // (B, 2H, T, d)

@@ -28,8 +28,7 @@ Block::Block(const GPTConfig& config)
 
 Tensor Block::forward(const Tensor& x, KVCache* cache) {
   check(x.defined() && x.dim() == 3 && x.size(2) == ln1->normalized_shape, "Block",
-        "an input (B, T, C) with C = ", ln1->normalized_shape, ", got ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        "an input (B, T, C) with C = ", ln1->normalized_shape, ", got ", shape_of(x));
   const Tensor h = x + attn(ln1->forward(x), cache);  // (B, T, C)
   return h + mlp(ln2->forward(h));
 }

@@ -14,8 +14,7 @@ Head::Head(int64_t n_embd, int64_t hs, double p, Generator* gen)
 }
 
 Tensor Head::forward(const Tensor& x) {
-  check(x.defined() && x.dim() == 3, "Head", "an input (B, T, C), got ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+  check(x.defined() && x.dim() == 3, "Head", "an input (B, T, C), got ", shape_of(x));
   const Tensor k = key->forward(x);    // (B, T, head_size)
   const Tensor q = query->forward(x);  // (B, T, head_size)
   const Tensor v = value->forward(x);  // (B, T, head_size)

@@ -8,8 +8,7 @@ void KVCache::append(const Tensor& k_new, const Tensor& v_new) {
             k_new.size(0) == v_new.size(0) && k_new.size(1) == v_new.size(1) &&
             k_new.size(2) == v_new.size(2),
         "KVCache::append", "keys and values (B, H_kv, T_new, D) with the same B, H_kv, T_new, got ",
-        k_new.defined() ? shape_str(k_new.shape()) : "undefined", " and ",
-        v_new.defined() ? shape_str(v_new.shape()) : "undefined");
+        shape_of(k_new), " and ", shape_of(v_new));
   check(keep_first >= 0 && window >= 0, "KVCache::append", "keep_first and window >= 0, got ",
         keep_first, " and ", window);
   position += k_new.size(2);

@@ -33,8 +33,7 @@ MultiHeadLatentAttention::MultiHeadLatentAttention(int64_t c, int64_t h, int64_t
 
 Tensor MultiHeadLatentAttention::forward(const Tensor& x, LatentCache* cache) {
   check(x.defined() && x.dim() == 3 && x.size(2) == d_model, "MultiHeadLatentAttention",
-        "an input (B, T, C) with C = d_model = ", d_model, ", got ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        "an input (B, T, C) with C = d_model = ", d_model, ", got ", shape_of(x));
   const int64_t B = x.size(0), T = x.size(1), H = num_heads, R = d_rope;  // D = head_dim
   const int64_t offset = cache ? cache->position : 0;
   const Tensor q_nope = split_heads(q->forward(x), H);

@@ -66,10 +66,8 @@ Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   const char* op = "linear_attention";
   check(q.defined() && k.defined() && v.defined() && q.dim() >= 2 && q.shape() == k.shape() &&
             v.dim() == q.dim() && v.size(-2) == q.size(-2) && q.size(-2) >= 1,
-        op, "q and k of one shape (..., T, D) and v (..., T, D_v), got q ",
-        q.defined() ? shape_str(q.shape()) : "undefined", ", k ",
-        k.defined() ? shape_str(k.shape()) : "undefined", ", v ",
-        v.defined() ? shape_str(v.shape()) : "undefined");
+        op, "q and k of one shape (..., T, D) and v (..., T, D_v), got q ", shape_of(q), ", k ",
+        shape_of(k), ", v ", shape_of(v));
   check(causal || (form == LinearForm::parallel && !gates.defined()), op,
         "the recurrent form and gates only with causal");
   if (gates.defined()) {
@@ -102,8 +100,7 @@ LinearAttention::LinearAttention(int64_t c, int64_t h, const LinearAttentionOpti
 
 Tensor LinearAttention::forward(const Tensor& x) {
   check(x.defined() && x.dim() == 3 && x.size(2) == d_model, "LinearAttention",
-        "an input (B, T, C) with C = d_model = ", d_model, ", got ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        "an input (B, T, C) with C = d_model = ", d_model, ", got ", shape_of(x));
   const int64_t H = num_heads;  // heads of head_dim each: (B, T, C) -> (B, H, T, D)
   const Tensor gates = gated ? transpose(sigmoid(g->forward(x)), 1, 2) : Tensor();  // (B, H, T)
   const Tensor heads =

@@ -55,8 +55,7 @@ MultiHeadAttention::MultiHeadAttention(int64_t c, int64_t h, const MultiHeadOpti
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& mask, KVCache* cache) {
   check(x.defined() && x.dim() == 3 && x.size(2) == d_model, "MultiHeadAttention",
-        "an input (B, T, C) with C = d_model = ", d_model, ", got ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        "an input (B, T, C) with C = d_model = ", d_model, ", got ", shape_of(x));
   check(!(options.alibi && cache && cache->window > 0), "MultiHeadAttention",
         "ALiBi with a rolling KV cache (its distances would count dropped positions)");
   return attend(x, x, mask, cache);
@@ -67,8 +66,7 @@ Tensor MultiHeadAttention::forward_cross(const Tensor& x, const Tensor& memory,
   check(memory.defined() && memory.dim() == 3 && x.defined() && x.dim() == 3 &&
             memory.size(0) == x.size(0) && memory.size(2) == d_model && x.size(2) == d_model,
         "MultiHeadAttention::forward_cross", "memory (B, T_k, C) with x's B and C = ", d_model,
-        ", got x ", x.defined() ? shape_str(x.shape()) : "undefined", " and memory ",
-        memory.defined() ? shape_str(memory.shape()) : "undefined");
+        ", got x ", shape_of(x), " and memory ", shape_of(memory));
   check(!options.causal && !options.rope, "MultiHeadAttention::forward_cross",
         "a module without causal or rope (positions of two sequences do not align)");
   return attend(x, memory, mask, nullptr);

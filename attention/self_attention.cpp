@@ -5,7 +5,7 @@ namespace qkv::attention {
 
 Tensor SimplifiedSelfAttention::forward(const Tensor& x) {
   check(x.defined() && x.dim() >= 2, "SimplifiedSelfAttention", "an input (..., T, d), got ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        shape_of(x));
   // Every token is its own query, key and value.
   const AttentionOutput a = scaled_dot_product_attention(x, x, x);
   attention_weights = detach(a.weights);
@@ -23,8 +23,7 @@ RandProjections::RandProjections(const char* op, int64_t in, int64_t kq, int64_t
 
 void RandProjections::check_input(const char* op, const Tensor& x) const {
   check(x.defined() && x.dim() >= 2 && x.size(-1) == d_in, op,
-        "an input (..., T, d_in) with d_in = ", d_in, ", got ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        "an input (..., T, d_in) with d_in = ", d_in, ", got ", shape_of(x));
 }
 
 SelfAttention::SelfAttention(int64_t in, int64_t kq, int64_t vd, Generator* gen)

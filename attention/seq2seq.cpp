@@ -58,7 +58,7 @@ Tensor EncoderDecoder::encode(const Tensor& src, const Tensor& src_lengths) {
             src.size(1) <= config.max_len && src.size(1) >= 1,
         "EncoderDecoder::encode",
         "int64 source ids (B, S) with 1 <= S <= max_len = ", config.max_len, ", got ",
-        src.defined() ? shape_str(src.shape()) : "undefined");
+        shape_of(src));
   const int64_t S = src.size(1);
   const Tensor mask = padding_mask(src_lengths, S);  // (B, 1, 1, S): padding is never a key
   Tensor x = tok->forward(src) + pos_enc->forward(arange(S));
@@ -70,7 +70,7 @@ Tensor EncoderDecoder::encode(const Tensor& src, const Tensor& src_lengths) {
 Tensor EncoderDecoder::decode(const Tensor& tgt, const Tensor& memory, const Tensor& src_lengths,
                               std::vector<KVCache>* caches) {
   check(tgt.defined() && tgt.dtype() == Dtype::int64 && tgt.dim() == 2, "EncoderDecoder::decode",
-        "int64 target ids (B, T), got ", tgt.defined() ? shape_str(tgt.shape()) : "undefined");
+        "int64 target ids (B, T), got ", shape_of(tgt));
   if (caches && caches->empty()) caches->resize(static_cast<size_t>(config.n_dec_layer));
   const int64_t T = tgt.size(1), offset = caches ? (*caches)[0].position : 0;
   check(T >= 1 && offset + T <= config.max_len, "EncoderDecoder::decode",

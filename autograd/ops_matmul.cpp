@@ -83,12 +83,10 @@ namespace {
 void check_linear(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check(x.defined() && weight.defined() && weight.dim() == 2 && weight.size(1) > 0 &&
             x.dim() >= 1 && x.size(-1) == weight.size(1),
-        op, "x (..., in) and weight (out, in) with the same in > 0, got x ",
-        x.defined() ? shape_str(x.shape()) : "undefined", " and weight ",
-        weight.defined() ? shape_str(weight.shape()) : "undefined");
+        op, "x (..., in) and weight (out, in) with the same in > 0, got x ", shape_of(x),
+        " and weight ", shape_of(weight));
   check(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), op,
-        "a bias of shape (out,) = (", weight.size(0), ",), got ",
-        bias.defined() ? shape_str(bias.shape()) : "");
+        "a bias of shape (out,) = (", weight.size(0), ",), got ", shape_of(bias, ""));
 }
 
 // X W^T (+ b) for X (rows, in): the bias added by the GEMM as it stores each tile; the result

@@ -120,14 +120,12 @@ Grads layer_norm_backward(const Tensor& x, const Tensor& w, const Tensor& mean, 
 
 Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, double eps) {
   check(x_in.defined() && x_in.dtype() == Dtype::float32 && x_in.dim() >= 1, "layer_norm",
-        "a float32 input of at least 1 dim, got ",
-        x_in.defined() ? shape_str(x_in.shape()) : "an undefined tensor");
+        "a float32 input of at least 1 dim, got ", shape_of(x_in, "an undefined tensor"));
   const int64_t C = x_in.size(-1);
   check(
       weight.defined() && bias.defined() && weight.shape() == Shape{C} && bias.shape() == Shape{C},
-      "layer_norm", "weight and bias of shape (", C, ",), got ",
-      weight.defined() ? shape_str(weight.shape()) : "undefined", " and ",
-      bias.defined() ? shape_str(bias.shape()) : "undefined");
+      "layer_norm", "weight and bias of shape (", C, ",), got ", shape_of(weight), " and ",
+      shape_of(bias));
   check(eps > 0, "layer_norm", "eps > 0, got ", eps);
   const Tensor x = raw::contiguous(x_in), w = raw::contiguous(weight), b = raw::contiguous(bias);
   const int64_t rows = C == 0 ? 0 : x.numel() / C;

@@ -160,8 +160,7 @@ Tensor log_softmax(const Tensor& a, int64_t dim) {
 // and 0 for ignored rows. One pass forward, one backward, no (N, V) one-hot ever built.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
   check(logits.defined() && logits.dim() == 2 && logits.dtype() == Dtype::float32, "cross_entropy",
-        "float32 logits of shape (N, V), got ",
-        logits.defined() ? shape_str(logits.shape()) : "an undefined tensor");
+        "float32 logits of shape (N, V), got ", shape_of(logits, "an undefined tensor"));
   check(targets.defined() && targets.dtype() == Dtype::int64 && targets.dim() == 1 &&
             targets.size(0) == logits.size(0),
         "cross_entropy", "int64 targets of shape (", logits.size(0), ",), got ",

@@ -12,8 +12,7 @@ LayerNorm::LayerNorm(int64_t c, double e) : normalized_shape(c), eps(e) {
 
 Tensor LayerNorm::forward(const Tensor& x) {
   check(x.defined() && x.dim() >= 1 && x.size(-1) == normalized_shape, "LayerNorm",
-        "an input whose last dim is ", normalized_shape, ", got shape ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        "an input whose last dim is ", normalized_shape, ", got shape ", shape_of(x));
   // One fused op (autograd/ops_norm.cpp); tests hold it to the composed formula in the header.
   return layer_norm(x, weight, bias, eps);
 }

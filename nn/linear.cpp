@@ -30,8 +30,7 @@ Linear::Linear(int64_t in, int64_t out, bool has_bias, Generator* gen)
 
 Tensor Linear::forward(const Tensor& x) {
   check(x.defined() && x.dim() >= 1 && x.size(-1) == in_features, "Linear",
-        "an input whose last dim is in_features = ", in_features, ", got shape ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        "an input whose last dim is in_features = ", in_features, ", got shape ", shape_of(x));
   // x @ W^T + b, which is matmul(x, transpose(weight, 0, 1)) + bias, as one node (the
   // transpose is a view: the GEMM reads W through swapped strides).
   return linear(x, weight, bias);

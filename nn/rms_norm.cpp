@@ -11,8 +11,7 @@ RMSNorm::RMSNorm(int64_t c, double e) : normalized_shape(c), eps(e) {
 
 Tensor RMSNorm::forward(const Tensor& x) {
   check(x.defined() && x.dim() >= 1 && x.size(-1) == normalized_shape, "RMSNorm",
-        "an input whose last dim is ", normalized_shape, ", got shape ",
-        x.defined() ? shape_str(x.shape()) : "undefined");
+        "an input whose last dim is ", normalized_shape, ", got shape ", shape_of(x));
   const Tensor rms = sqrt(mean(x * x, -1, true) + static_cast<float>(eps));  // (..., 1)
   return x / rms * weight;
 }

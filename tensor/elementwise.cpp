@@ -298,8 +298,7 @@ Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate) {
 }
 Tensor gelu_backward(const Tensor& a, const Tensor& dout, GeluApproximation approximate) {
   check(a.defined() && dout.defined() && a.shape() == dout.shape(), "gelu_backward",
-        "a and dout of one shape, got ", a.defined() ? shape_str(a.shape()) : "undefined", " and ",
-        dout.defined() ? shape_str(dout.shape()) : "undefined");
+        "a and dout of one shape, got ", shape_of(a), " and ", shape_of(dout));
   if (approximate == GeluApproximation::tanh)
     return map_binary(a, dout, "gelu_backward", [](float x, float d) QKV_INLINE_LAMBDA {
       return d * gelu_slope<GeluApproximation::tanh>(x);

@@ -36,9 +36,7 @@ Dims check_heads(const Tensor& q, const Tensor& k, const Tensor& v, const char* 
   check(
       is_heads(q) && is_heads(k) && is_heads(v) && q.shape() == k.shape() && q.shape() == v.shape(),
       op, "float32 q, k and v of one shape (B, H, T, D), each with unit stride along D, got q ",
-      q.defined() ? shape_str(q.shape()) : "undefined", ", k ",
-      k.defined() ? shape_str(k.shape()) : "undefined", ", v ",
-      v.defined() ? shape_str(v.shape()) : "undefined");
+      shape_of(q), ", k ", shape_of(k), ", v ", shape_of(v));
   return {q.size(0), q.size(1), q.size(2), q.size(3)};
 }
 

@@ -114,13 +114,11 @@ void matmul_out(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
 Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias_in) {
   check(a.defined() && b.defined() && a.dtype() == Dtype::float32 && b.dtype() == Dtype::float32 &&
             a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0),
-        "matmul_epilogue", "float32 matrices (M, K) and (K, N), got ",
-        a.defined() ? shape_str(a.shape()) : "undefined", " and ",
-        b.defined() ? shape_str(b.shape()) : "undefined");
+        "matmul_epilogue", "float32 matrices (M, K) and (K, N), got ", shape_of(a), " and ",
+        shape_of(b));
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
   check(bias_in.defined() && bias_in.dtype() == Dtype::float32 && bias_in.shape() == Shape{N},
-        "matmul_epilogue", "a float32 bias of shape (", N, ",), got ",
-        bias_in.defined() ? shape_str(bias_in.shape()) : "undefined");
+        "matmul_epilogue", "a float32 bias of shape (", N, ",), got ", shape_of(bias_in));
   const Tensor bias = contiguous(bias_in);
   Tensor out = Tensor::empty({M, N});
   gemm_epilogue(M, N, K, {a.data_ptr(), a.stride(0), a.stride(1)},

@@ -216,9 +216,8 @@ Tensor log_softmax(const Tensor& a, int64_t dim) {
 Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim_in) {
   check(s.defined() && dout.defined() && s.shape() == dout.shape() && s.dtype() == Dtype::float32 &&
             dout.dtype() == Dtype::float32,
-        "softmax_backward", "float32 s and dout of one shape, got ",
-        s.defined() ? shape_str(s.shape()) : "undefined", " and ",
-        dout.defined() ? shape_str(dout.shape()) : "undefined");
+        "softmax_backward", "float32 s and dout of one shape, got ", shape_of(s), " and ",
+        shape_of(dout));
   const int64_t dim = wrap_dim(dim_in, s.dim(), "softmax_backward");
   if (s.dim() == 0 || dim != s.dim() - 1 || !s.is_contiguous() || !dout.is_contiguous())
     return mul(s, sub(dout, sum(mul(dout, s), dim, true)));
@@ -235,8 +234,7 @@ Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim_in) {
 
 Tensor causal_softmax(const Tensor& x_in, float scale_mul, float scale_div, int64_t offset) {
   check(x_in.defined() && x_in.dtype() == Dtype::float32 && x_in.dim() >= 2, "causal_softmax",
-        "float32 scores (..., T_q, T_k), got ",
-        x_in.defined() ? shape_str(x_in.shape()) : "an undefined tensor");
+        "float32 scores (..., T_q, T_k), got ", shape_of(x_in, "an undefined tensor"));
   const Tensor x = contiguous(x_in);
   Tensor out = Tensor::empty(x.shape());
   const int64_t T_q = x.size(-2), T_k = x.size(-1);
@@ -254,9 +252,8 @@ Tensor causal_softmax_backward(const Tensor& s_in, const Tensor& dout_in, float 
                                float scale_div) {
   check(s_in.defined() && dout_in.defined() && s_in.shape() == dout_in.shape() && s_in.dim() >= 1 &&
             s_in.dtype() == Dtype::float32 && dout_in.dtype() == Dtype::float32,
-        "causal_softmax_backward", "float32 s and dout of one shape, got ",
-        s_in.defined() ? shape_str(s_in.shape()) : "undefined", " and ",
-        dout_in.defined() ? shape_str(dout_in.shape()) : "undefined");
+        "causal_softmax_backward", "float32 s and dout of one shape, got ", shape_of(s_in), " and ",
+        shape_of(dout_in));
   // softmax's backward, scaled as the forward scaled its input; hidden keys have s = 0, so
   // their gradient is 0.
   const Tensor s = contiguous(s_in), dout = contiguous(dout_in);

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <new>
+#include <ostream>
 
 #include "tensor/allocator.h"
 #include "tensor/iterate.h"
@@ -158,6 +159,11 @@ double load_as_double(const Tensor& t, int64_t i) {
       return reinterpret_cast<const bool*>(base)[i] ? 1.0 : 0.0;
   }
   return 0;
+}
+
+std::ostream& operator<<(std::ostream& os, const ShapeOf& s) {
+  if (s.tensor.defined()) return os << shape_str(s.tensor.shape());
+  return os << s.if_undefined;
 }
 
 template <class T>

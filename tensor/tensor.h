@@ -12,8 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tensor/error.h"
@@ -136,5 +138,18 @@ class Tensor {
 // Reads element `i` (a storage index) of any dtype as a double; used by printing and
 // conversions, never by hot kernels.
 double load_as_double(const Tensor& t, int64_t storage_index);
+
+// A tensor's shape in an error message: shape_of(x) writes "(2, 3)" as shape_str does, or
+// `if_undefined` for a tensor that holds nothing. check(...) writes its parts out only when it
+// fails, so a check that passes builds no string:
+//   check(ok, "linear", "x of shape (..., in_features), got ", shape_of(x));
+struct ShapeOf {
+  const Tensor& tensor;
+  std::string_view if_undefined;
+};
+inline ShapeOf shape_of(const Tensor& t, std::string_view if_undefined = "undefined") {
+  return {t, if_undefined};
+}
+std::ostream& operator<<(std::ostream& os, const ShapeOf& s);
 
 }  // namespace qkv

@@ -159,6 +159,17 @@ const std::vector<BadInput> kBadInputs = {
     {"randint_empty_range", [] { randint(3, 3, {2}); }, {"randint", "low 3", "high 3"}},
     {"clamp_min_above_max", [] { raw::clamp(zeros({1}), 2.0f, 1.0f); }, {"clamp", "min <= max"}},
     {"undefined_tensor", [] { Tensor().shape(); }, {"undefined"}},
+    // shape_of(t) in a message: the shape of a defined tensor, a word for an undefined one.
+    {"matmul_epilogue_undefined_a",
+     [] {
+       raw::matmul_epilogue(Tensor(), zeros({3, 4}), zeros({4}));
+     },
+     {"matmul_epilogue: float32 matrices (M, K) and (K, N), got undefined and (3, 4)"}},
+    {"matmul_epilogue_bias_shape",
+     [] {
+       raw::matmul_epilogue(zeros({2, 3}), zeros({3, 4}), zeros({3}));
+     },
+     {"matmul_epilogue: a float32 bias of shape (4,), got (3,)"}},
     {"absurd_size",
      [] {
        zeros({int64_t{1} << 30, int64_t{1} << 30});
