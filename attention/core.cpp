@@ -16,9 +16,7 @@ Tensor causal_mask(int64_t T_q, int64_t T_k) {
 
 Tensor padding_mask(const Tensor& lengths, int64_t T) {
   check(lengths.defined() && lengths.dtype() == Dtype::int64 && lengths.dim() == 1, "padding_mask",
-        "int64 lengths of shape (B,), got ",
-        lengths.defined() ? dtype_name(lengths.dtype()) + " " + shape_str(lengths.shape())
-                          : std::string("undefined"));
+        "int64 lengths of shape (B,), got ", dtype_and_shape_of(lengths));
   const int64_t B = lengths.size(0);
   Tensor mask = Tensor::empty({B, 1, 1, T}, Dtype::boolean);
   bool* m = mask.data_ptr<bool>();
@@ -42,8 +40,7 @@ Tensor document_mask(const Tensor& doc_ids, bool causal) {
   check(doc_ids.defined() && doc_ids.dtype() == Dtype::int64 &&
             (doc_ids.dim() == 1 || doc_ids.dim() == 2),
         "document_mask", "int64 document ids of shape (T,) or (B, T), got ",
-        doc_ids.defined() ? dtype_name(doc_ids.dtype()) + " " + shape_str(doc_ids.shape())
-                          : std::string("undefined"));
+        dtype_and_shape_of(doc_ids));
   const int64_t B = doc_ids.dim() == 2 ? doc_ids.size(0) : 1, T = doc_ids.size(-1);
   const std::vector<int64_t> ids = raw::contiguous(doc_ids).to_vector<int64_t>();
   Tensor mask = Tensor::empty({B, 1, T, T}, Dtype::boolean);
@@ -98,7 +95,7 @@ void check_mask(const Tensor& mask, int64_t T_q, int64_t T_k) {
   check(mask.dim() >= 2 && (mask.size(-2) == T_q || mask.size(-2) == 1) &&
             (mask.size(-1) == T_k || mask.size(-1) == 1),
         kOp, "a mask that broadcasts to (..., T_q, T_k) = (..., ", T_q, ", ", T_k, "), got ",
-        shape_str(mask.shape()));
+        mask.shape());
   check(mask.dtype() != Dtype::int64, kOp, "a bool or float mask, got an int64 one");
 }
 
@@ -107,10 +104,10 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
         kOp, "q, k and v of at least 2 dims (..., T, D), got q ", shape_of(q), ", k ", shape_of(k),
         ", v ", shape_of(v));
   const int64_t T_q = q.size(-2), T_k = k.size(-2), H = q.dim() >= 3 ? q.size(-3) : 1;
-  check(k.size(-1) == q.size(-1), kOp, "q and k with the same last dim D, got q ",
-        shape_str(q.shape()), " and k ", shape_str(k.shape()));
-  check(v.size(-2) == T_k, kOp, "one value per key (k and v with the same T_k), got k ",
-        shape_str(k.shape()), " and v ", shape_str(v.shape()));
+  check(k.size(-1) == q.size(-1), kOp, "q and k with the same last dim D, got q ", q.shape(),
+        " and k ", k.shape());
+  check(v.size(-2) == T_k, kOp, "one value per key (k and v with the same T_k), got k ", k.shape(),
+        " and v ", v.shape());
   check(o.dropout_p >= 0 && o.dropout_p < 1, kOp, "dropout_p in [0, 1), got ", o.dropout_p);
   check(o.window >= 0 && (o.window == 0 || o.causal), kOp,
         "a sliding window >= 0 and only with causal, got window ", o.window,
@@ -118,18 +115,18 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
   if (o.mask.defined()) check_mask(o.mask, T_q, T_k);
   if (has_head_groups(q, k, v))
     check(H % k.size(-3) == 0 && v.size(-3) == k.size(-3), kOp,
-          "query heads a multiple of key/value heads (dim -3), got q ", shape_str(q.shape()),
-          ", k ", shape_str(k.shape()), ", v ", shape_str(v.shape()));
+          "query heads a multiple of key/value heads (dim -3), got q ", q.shape(), ", k ",
+          k.shape(), ", v ", v.shape());
   if (!o.alibi_slopes.empty())
     check(q.dim() >= 3 && static_cast<int64_t>(o.alibi_slopes.size()) == H, kOp,
           "one ALiBi slope per query head, q (..., H, T_q, D) with H = ", o.alibi_slopes.size(),
-          ", got q ", shape_str(q.shape()));
+          ", got q ", q.shape());
   if (o.softcap) check(*o.softcap > 0, kOp, "softcap > 0, got ", *o.softcap);
   if (o.sinks.defined())
     check(o.sinks.dtype() == Dtype::float32 && o.sinks.dim() == 1 && o.sinks.size(0) == H &&
               q.dim() >= 3,
-          kOp, "sinks of shape (H,) for q (..., H, T_q, D), got sinks ", shape_str(o.sinks.shape()),
-          " and q ", shape_str(q.shape()));
+          kOp, "sinks of shape (H,) for q (..., H, T_q, D), got sinks ", o.sinks.shape(), " and q ",
+          q.shape());
   if (o.rope)
     check(T_k >= T_q, kOp, "with rope, at least as many keys as queries (queries come last), got ",
           T_q, " queries and ", T_k, " keys");
@@ -246,12 +243,12 @@ Tensor flash_path(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
         "softcap or sinks; got ",
         extra ? extra : "", " (use the standard path)");
   check(q.dim() == k.dim() && q.dim() == v.dim(), kOp,
-        "flash attention: q, k and v with the same number of dims, got q ", shape_str(q.shape()),
-        ", k ", shape_str(k.shape()), ", v ", shape_str(v.shape()));
+        "flash attention: q, k and v with the same number of dims, got q ", q.shape(), ", k ",
+        k.shape(), ", v ", v.shape());
   for (int64_t d = 0; d + 3 < q.dim(); ++d)
     check(k.size(d) == q.size(d) && v.size(d) == q.size(d), kOp,
           "flash attention: q, k and v with the same leading dims (only heads may differ), got q ",
-          shape_str(q.shape()), ", k ", shape_str(k.shape()), ", v ", shape_str(v.shape()));
+          q.shape(), ", k ", k.shape(), ", v ", v.shape());
   const int64_t T_q = q.size(-2), T_k = k.size(-2), D = q.size(-1), D_v = v.size(-1);
   raw::FlashAttentionParams p;
   p.scale = o.scale ? static_cast<float>(*o.scale)

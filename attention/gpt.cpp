@@ -92,9 +92,7 @@ void GPT::set_attention(AttentionFn fn) {
 
 Tensor GPT::forward(const Tensor& idx, std::vector<KVCache>* caches) {
   check(idx.defined() && idx.dtype() == Dtype::int64 && idx.dim() == 2, "GPT",
-        "int64 token ids (B, T), got ",
-        idx.defined() ? dtype_name(idx.dtype()) + " " + shape_str(idx.shape())
-                      : std::string("undefined"));
+        "int64 token ids (B, T), got ", dtype_and_shape_of(idx));
   if (caches && caches->empty()) caches->resize(static_cast<size_t>(config.n_layer));
   check(!caches || static_cast<int64_t>(caches->size()) == config.n_layer, "GPT",
         "one KV cache per layer (", config.n_layer, "), got ", caches ? caches->size() : 0);

@@ -18,9 +18,9 @@ void KVCache::append(const Tensor& k_new, const Tensor& v_new) {
   } else {
     check(k_new.size(0) == k.size(0) && k_new.size(1) == k.size(1) && k_new.size(3) == k.size(3) &&
               v_new.size(3) == v.size(3),
-          "KVCache::append", "new keys and values shaped like the cached ones (B, H_kv, *, D) = ",
-          shape_str(k.shape()), ", got ", shape_str(k_new.shape()), " and ",
-          shape_str(v_new.shape()));
+          "KVCache::append",
+          "new keys and values shaped like the cached ones (B, H_kv, *, D) = ", k.shape(), ", got ",
+          k_new.shape(), " and ", v_new.shape());
     k = cat({k, k_new}, 2);
     v = cat({v, v_new}, 2);
   }

@@ -72,8 +72,7 @@ Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v,
         "the recurrent form and gates only with causal");
   if (gates.defined()) {
     Shape expected(q.shape().begin(), q.shape().end() - 1);
-    check(gates.shape() == expected, op, "gates of shape ", shape_str(expected), ", got ",
-          shape_str(gates.shape()));
+    check(gates.shape() == expected, op, "gates of shape ", expected, ", got ", gates.shape());
   }
   const Tensor fq = elu_feature_map(q), fk = elu_feature_map(k);
   return form == LinearForm::parallel ? parallel_form(fq, fk, v, causal, gates)

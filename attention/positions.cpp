@@ -7,8 +7,7 @@ namespace qkv::attention {
 
 Tensor rope(const Tensor& x, int64_t offset, double base) {
   check(x.defined() && x.dtype() == Dtype::float32 && x.dim() >= 2 && x.size(-1) % 2 == 0, "rope",
-        "a float32 input (..., T, D) with D even, got ",
-        x.defined() ? dtype_name(x.dtype()) + " " + shape_str(x.shape()) : "undefined");
+        "a float32 input (..., T, D) with D even, got ", dtype_and_shape_of(x));
   check(offset >= 0 && base > 1, "rope", "offset >= 0 and base > 1, got offset ", offset,
         " and base ", base);
   const int64_t T = x.size(-2), half = x.size(-1) / 2;

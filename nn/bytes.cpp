@@ -63,10 +63,10 @@ Tensor tensor_from_bytes(std::string bytes, const Shape& shape, Dtype dtype, con
 uint64_t checked_nbytes(const Shape& shape, Dtype dtype, const char* op, const std::string& what) {
   uint64_t n = element_size(dtype);
   for (int64_t d : shape) {
-    check(d >= 0, op, "non-negative sizes in ", what, ", got shape ", shape_str(shape));
+    check(d >= 0, op, "non-negative sizes in ", what, ", got shape ", shape);
     const auto ud = static_cast<uint64_t>(d);
     check(ud == 0 || n <= std::numeric_limits<uint64_t>::max() / ud, op,
-          "a shape whose size fits in ", "64 bits in ", what, ", got ", shape_str(shape));
+          "a shape whose size fits in ", "64 bits in ", what, ", got ", shape);
     n *= ud;
   }
   return n;

@@ -162,7 +162,7 @@ Tensor parse_npy(const std::string& bytes) {
   Shape stored = h.shape;
   if (h.fortran_order) std::reverse(stored.begin(), stored.end());
   const uint64_t nbytes = checked_nbytes(stored, dtype, op, "the header's shape");
-  check(nbytes == bytes.size() - data_start, op, "shape ", shape_str(h.shape), " to hold ", nbytes,
+  check(nbytes == bytes.size() - data_start, op, "shape ", h.shape, " to hold ", nbytes,
         " data bytes, got ", bytes.size() - data_start, " (truncated file?)");
   Tensor t = tensor_from_bytes(bytes.substr(data_start), stored, dtype, op, "the data");
   if (!h.fortran_order || t.dim() < 2) return t;

@@ -66,8 +66,7 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& st
     check(i < params_.size(), "Optimizer::load_state", "a parameter index below ", params_.size(),
           ", got \"", key, "\"");
     check(t.shape() == params_[i].shape(), "Optimizer::load_state", "\"", key,
-          "\" of its parameter's shape ", shape_str(params_[i].shape()), ", got ",
-          shape_str(t.shape()));
+          "\" of its parameter's shape ", params_[i].shape(), ", got ", t.shape());
     auto& list = loaded[kind];
     if (list.empty()) list.resize(params_.size());
     check(!list[i].defined(), "Optimizer::load_state", "each key once, got \"", key, "\" twice");
@@ -185,7 +184,7 @@ void Adam::step() {
     const Tensor g_t = grad(p);
     if (!g_t.defined()) continue;
     check(p.is_contiguous(), "Adam", "contiguous parameters, got parameter ", i, " of strides ",
-          shape_str(p.strides()));
+          p.strides());
     keep_alive.push_back(raw::contiguous(g_t));
     spans.push_back({p.data_ptr(), ms[i].data_ptr(), vs[i].data_ptr(), keep_alive.back().data_ptr(),
                      total, p.numel()});

@@ -124,9 +124,8 @@ Entry parse_entry(const std::string& name, const Json& v, uint64_t data_len, con
   check(e.begin <= e.end && e.end <= data_len, op, "data_offsets within the ", data_len,
         " data bytes for \"", name, "\", got [", e.begin, ", ", e.end, "] (truncated file?)");
   const uint64_t nbytes = checked_nbytes(e.shape, e.dtype, op, "\"" + name + "\"");
-  check(nbytes == e.end - e.begin, op, "\"", name, "\" of shape ", shape_str(e.shape),
-        " and dtype ", dtype->text, " to span ", nbytes, " bytes, got data_offsets spanning ",
-        e.end - e.begin);
+  check(nbytes == e.end - e.begin, op, "\"", name, "\" of shape ", e.shape, " and dtype ",
+        dtype->text, " to span ", nbytes, " bytes, got data_offsets spanning ", e.end - e.begin);
   return e;
 }
 
@@ -229,8 +228,8 @@ std::vector<std::pair<Tensor, Tensor>> match_state_dict(const Module& module,
     const Tensor& t = given.at(name);
     check(t.dtype() == p.dtype(), op, "\"", name, "\" of dtype ", dtype_name(p.dtype()),
           ", got dtype mismatch: ", dtype_name(t.dtype()));
-    check(t.shape() == p.shape(), op, "\"", name, "\" of shape ", shape_str(p.shape()),
-          ", got shape mismatch: ", shape_str(t.shape()));
+    check(t.shape() == p.shape(), op, "\"", name, "\" of shape ", p.shape(),
+          ", got shape mismatch: ", t.shape());
     // A NaN or Inf weight makes every later output NaN: better to refuse the file here, naming
     // the key, than to let training report "loss nan" a thousand steps later.
     if (t.dtype() != Dtype::float32) continue;

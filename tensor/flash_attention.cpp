@@ -38,14 +38,11 @@ struct Geometry {
 
 Geometry check_inputs(const Tensor& q, const Tensor& k, const Tensor& v,
                       const FlashAttentionParams& p, const char* op) {
-  auto describe = [](const Tensor& t) {
-    return t.defined() ? dtype_name(t.dtype()) + " " + shape_str(t.shape()) : "undefined";
-  };
   check(q.defined() && k.defined() && v.defined() && q.dtype() == Dtype::float32 &&
             k.dtype() == Dtype::float32 && v.dtype() == Dtype::float32 && q.dim() == 3 &&
             k.dim() == 3 && v.dim() == 3,
-        op, "float32 q (N, T_q, D), k (N_kv, T_k, D), v (N_kv, T_k, D_v), got q ", describe(q),
-        ", k ", describe(k), ", v ", describe(v));
+        op, "float32 q (N, T_q, D), k (N_kv, T_k, D), v (N_kv, T_k, D_v), got q ",
+        dtype_and_shape_of(q), ", k ", dtype_and_shape_of(k), ", v ", dtype_and_shape_of(v));
   Geometry g;
   g.N = q.size(0);
   g.T_q = q.size(1);
@@ -54,8 +51,8 @@ Geometry check_inputs(const Tensor& q, const Tensor& k, const Tensor& v,
   g.T_k = k.size(1);
   g.D_v = v.size(2);
   check(k.size(2) == g.D && v.size(0) == g.N_kv && v.size(1) == g.T_k, op,
-        "k with q's D and v with k's (N_kv, T_k), got q ", shape_str(q.shape()), ", k ",
-        shape_str(k.shape()), ", v ", shape_str(v.shape()));
+        "k with q's D and v with k's (N_kv, T_k), got q ", q.shape(), ", k ", k.shape(), ", v ",
+        v.shape());
   check(g.N_kv > 0 && g.N % g.N_kv == 0, op,
         "a number of query blocks N that is a multiple of the key blocks N_kv, got N = ", g.N,
         " and N_kv = ", g.N_kv);

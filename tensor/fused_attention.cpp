@@ -139,7 +139,7 @@ FusedAttentionGrads fused_attention_backward(const Tensor& q_in, const Tensor& k
   check(weights.defined() && weights.shape() == Shape{d.B, d.H, T, T} && weights.is_contiguous() &&
             is_heads(dout) && dout.shape() == q_in.shape(),
         "fused_attention_backward", "contiguous weights (B, H, T, T) and dout (B, H, T, D) for q ",
-        shape_str(q_in.shape()));
+        q_in.shape());
   FusedAttentionGrads g{empty_heads(d), empty_heads(d), empty_heads(d)};
   const Heads Q = heads_of(q_in), K = heads_of(k_in), V = heads_of(v_in), dO_ = heads_of(dout);
   const Heads dQ = heads_of(g.dq), dK = heads_of(g.dk), dV = heads_of(g.dv);

@@ -162,8 +162,9 @@ double load_as_double(const Tensor& t, int64_t i) {
 }
 
 std::ostream& operator<<(std::ostream& os, const ShapeOf& s) {
-  if (s.tensor.defined()) return os << shape_str(s.tensor.shape());
-  return os << s.if_undefined;
+  if (!s.tensor.defined()) return os << s.if_undefined;
+  if (s.with_dtype) os << dtype_name(s.tensor.dtype()) << ' ';
+  return os << shape_str(s.tensor.shape());
 }
 
 template <class T>

@@ -140,15 +140,20 @@ class Tensor {
 double load_as_double(const Tensor& t, int64_t storage_index);
 
 // A tensor's shape in an error message: shape_of(x) writes "(2, 3)" as shape_str does, or
-// `if_undefined` for a tensor that holds nothing. check(...) writes its parts out only when it
-// fails, so a check that passes builds no string:
+// `if_undefined` for a tensor that holds nothing; dtype_and_shape_of(x) writes
+// "torch.int64 (2, 3)". check(...) writes its parts out only when it fails, so a check that
+// passes builds no string:
 //   check(ok, "linear", "x of shape (..., in_features), got ", shape_of(x));
 struct ShapeOf {
   const Tensor& tensor;
   std::string_view if_undefined;
+  bool with_dtype = false;
 };
 inline ShapeOf shape_of(const Tensor& t, std::string_view if_undefined = "undefined") {
   return {t, if_undefined};
+}
+inline ShapeOf dtype_and_shape_of(const Tensor& t) {
+  return {t, "undefined", true};
 }
 std::ostream& operator<<(std::ostream& os, const ShapeOf& s);
 

@@ -559,6 +559,14 @@ TEST(AttentionRoPE, GradcheckFunctionAndModule) {
   EXPECT_TRUE(gradcheck_module(
       m, [&] { return m(x); }, x));
   EXPECT_TRUE(testing::throws_error([] { rope(randn({2, 3})); }, {"rope", "D even", "(2, 3)"}));
+  // The message names the dtype with the shape (dtype_and_shape_of), or says it is undefined.
+  EXPECT_TRUE(testing::throws_error(
+      [] {
+        rope(from_vector(std::vector<int64_t>{1, 2, 3, 4}, {2, 2}));
+      },
+      {"rope: a float32 input (..., T, D) with D even, got torch.int64 (2, 2)"}));
+  EXPECT_TRUE(testing::throws_error(
+      [] { rope(Tensor()); }, {"rope: a float32 input (..., T, D) with D even, got undefined"}));
 }
 
 // ---- ALiBi -----------------------------------------------------------------------------------
