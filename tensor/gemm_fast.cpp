@@ -30,6 +30,10 @@
 //                   and more), not packed
 // K chunks          weight gradients (long K, small C) cut along K,  1-7% alone; a training
 //                   each thread packing only its chunk               step 2-4%
+// wide tile         AVX-512: two micro-panels of B side by side in   1024^3, 512 x 768 x 768,
+//                   one 6 x 64 tile (FastKernel::wide): each value   2048 x 768 x 3072 +3-4%;
+//                   of A broadcast once for 64 columns, not twice    64^3 and the tiny GPT's
+//                                                                    shapes level
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
 // names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
 // a fixed order of their own, the same on any thread count.)
@@ -85,7 +89,8 @@ struct BPanel {
 // One KC block (kc terms; A starts at the block's first term) of rows [0, M) of C against a
 // panel of B (nc columns): A's MC-row blocks, each read in place (its MR-row panels where they lie,
 // when the kernel can; the short last one only if it reads just the rows it is given) or packed
-// into `ap`, then every MR x NR tile. `add`: add to C rather than store; `ep`: the epilogue for the
+// into `ap`, then every MR x NR tile, two at a time as one MR x 2 NR tile where the kernel has a
+// wide one. `add`: add to C rather than store; `ep`: the epilogue for the
 // panel's columns, on the last KC block only; `band`: the terms each tile needs (K fits one
 // KC block), rows counted from this call's row 0.
 void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
@@ -102,21 +107,35 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
       pack_a(mc - packed_from, kc,
              {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap,
              band.at(ic + packed_from), K);
-    for (int64_t jr = 0; jr < nc; jr += kNR)
+    for (int64_t jr = 0; jr < nc;) {
+      const bool b_here = jr < b.in_place_to;  // read in place
+      // Two micro-panels of B at once, in the wide tile, where the kernel has one and both
+      // panels are whole and read alike (both in place or both packed).
+      const bool wide = kernel.wide && jr + 2 * kNR <= (b_here ? b.in_place_to : nc);
+      const float* b_panel =
+          b_here ? b.rows + jr : b.packed + (jr - b.in_place_to) * kc;  // its term 0
+      const int64_t b_ks = b_here ? b.ld : kNR, b_half = b_here ? kNR : kc * kNR;
+      const GemmEpilogue tile_ep = ep.at(jr);
       for (int64_t ir = 0; ir < mc; ir += kMR) {
-        const bool a_here = ir < packed_from, b_here = jr < b.in_place_to;  // read in place
+        const bool a_here = ir < packed_from;
         const int64_t rows = std::min(kMR, mc - ir);
         const auto [k0, k1] = band_range(band, ic + ir, rows, kc, K);  // the terms it needs
-        const GemmEpilogue tile_ep = ep.at(jr);
-        kernel.fn(
-            k1 - k0,
-            a_here ? a_block + ir * A.row_stride + k0 * A.col_stride
-                   : ap + (ir - packed_from) * kc + k0 * kMR,
-            a_here ? A.row_stride : 1, a_here ? A.col_stride : kMR,
-            b_here ? b.rows + jr + k0 * b.ld : b.packed + (jr - b.in_place_to) * kc + k0 * kNR,
-            b_here ? b.ld : kNR, C + (ic + ir) * ldc + jr, ldc, add, rows, std::min(kNR, nc - jr),
-            ep.any() ? &tile_ep : nullptr);
+        const float* a_tile = a_here ? a_block + ir * A.row_stride + k0 * A.col_stride
+                                     : ap + (ir - packed_from) * kc + k0 * kMR;
+        const int64_t a_rs = a_here ? A.row_stride : 1, a_ks = a_here ? A.col_stride : kMR;
+        float* c_tile = C + (ic + ir) * ldc + jr;
+        const GemmEpilogue* tile_ep_or_null = ep.any() ? &tile_ep : nullptr;
+        // Two panels of B read in place are a small product's (packed_loops), whose C is small
+        // and in cache: no prefetching there.
+        if (wide)
+          kernel.wide(k1 - k0, a_tile, a_rs, a_ks, b_panel + k0 * b_ks, b_half, b_ks, c_tile, ldc,
+                      add, /*prefetch_c=*/!b_here, rows, tile_ep_or_null);
+        else
+          kernel.fn(k1 - k0, a_tile, a_rs, a_ks, b_panel + k0 * b_ks, b_ks, c_tile, ldc, add, rows,
+                    std::min(kNR, nc - jr), tile_ep_or_null);
       }
+      jr += wide ? 2 * kNR : kNR;
+    }
   }
 }
 

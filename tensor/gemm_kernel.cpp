@@ -212,14 +212,19 @@ template <int kWrite>
 // registers. Any other edge tile goes through a buffer and store_tile, with the same arithmetic,
 // copied in there a vector at a time: one memcpy of the whole array had GCC store all twelve
 // accumulators to the stack after every k loop, full tiles too (64^3: 1-2% of its time).
-template <int R = kMR>
-[[gnu::always_inline]] inline void store_vectors(const vec (&acc)[kMR][kVecs], float* c,
-                                                 int64_t ldc, bool add_to_c, int64_t m, int64_t n,
+// A wide tile (V = 2 kVecs vectors a row, micro_kernel_wide) is always whole in its columns.
+template <int R = kMR, int V = kVecs>
+[[gnu::always_inline]] inline void store_vectors(const vec (&acc)[kMR][V], float* c, int64_t ldc,
+                                                 bool add_to_c, int64_t m, int64_t n,
                                                  const GemmEpilogue* ep) {
-  if (m == R && n == kNR) {
+  static_assert(V == kVecs || V == 2 * kVecs);
+  if (V != kVecs || (m == R && n == kNR)) {
     const float* bias = ep ? ep->bias : nullptr;  // read once: the stores below may alias *ep
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 24  // R x V stores, up to 24 (the wide tile): GCC 12 unrolls 16 by itself
+#endif
     for (int64_t i = 0; i < R; ++i)
-      for (int64_t v = 0; v < kVecs; ++v) {
+      for (int64_t v = 0; v < V; ++v) {
         // C rows need not be aligned: memcpy is the portable unaligned load/store.
         vec out = acc[i][v];
         if (add_to_c) {
@@ -236,11 +241,13 @@ template <int R = kMR>
       }
     return;
   }
-  alignas(64) float tile[kMR * kNR];
-  for (int64_t i = 0; i < kMR; ++i)
-    for (int64_t v = 0; v < kVecs; ++v)
-      std::memcpy(tile + i * kNR + kLanes * v, &acc[i][v], sizeof(vec));
-  store_tile(tile, c, ldc, add_to_c, m, n, ep);
+  if constexpr (V == kVecs) {
+    alignas(64) float tile[kMR * kNR];
+    for (int64_t i = 0; i < kMR; ++i)
+      for (int64_t v = 0; v < kVecs; ++v)
+        std::memcpy(tile + i * kNR + kLanes * v, &acc[i][v], sizeof(vec));
+    store_tile(tile, c, ldc, add_to_c, m, n, ep);
+  }
 }
 
 #if defined(__aarch64__)
@@ -299,6 +306,7 @@ void micro_kernel_neon(int64_t kc, const float* a, [[maybe_unused]] int64_t a_rs
   store_vectors(out, c, ldc, add_to_c, m, n, ep);
 }
 constexpr MicroKernel kBuildKernel = micro_kernel_neon;
+constexpr WideMicroKernel kBuildWideKernel = nullptr;
 constexpr const char* kBuildKernelName = "NEON 6x16";
 #else
 // x86 (AVX-512, AVX2, SSE), 6 x 2 vectors: twelve accumulators, two vectors of B per step of k,
@@ -371,12 +379,104 @@ void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
   }
 }
 constexpr MicroKernel kBuildKernel = micro_kernel_simd;
+
+#if QKV_SIMD_LANES == 16
+// AVX-512's wide tile, 6 x 64: four vectors of B per step of k, 24 accumulators, 4 of B and 1
+// of A in 29 of the 32 registers (AVX2 and SSE have 16, so they have none). Against two 6 x 32
+// tiles, a step of k broadcasts each value of A once instead of twice, and a tile's fixed cost
+// (starting, draining the multiply-adds, storing) is paid once for 64 columns. Each element of C
+// gets the same multiply-adds in the same order as in a 6 x 32 tile: the bits are the same.
+template <int R>
+void micro_kernel_wide_rows(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                            int64_t b_half, int64_t b_ks, float* c, int64_t ldc, bool add_to_c,
+                            bool prefetch_c, const GemmEpilogue* ep) {
+  vec c00{}, c01{}, c02{}, c03{}, c10{}, c11{}, c12{}, c13{}, c20{}, c21{}, c22{}, c23{}, c30{},
+      c31{}, c32{}, c33{}, c40{}, c41{}, c42{}, c43{}, c50{}, c51{}, c52{}, c53{};
+  const int64_t r1 = a_rs, r2 = 2 * a_rs, r3 = 3 * a_rs, r4 = 4 * a_rs, r5 = 5 * a_rs;
+  if (prefetch_c) {
+    prefetch_for_tile(c, ldc, R);
+    prefetch_for_tile(c + kNR, ldc, R);
+  }
+  for (int64_t k = 0; k < kc; ++k, a += a_ks, b += b_ks) {
+    vec b0, b1, b2, b3;
+    std::memcpy(&b0, b, sizeof b0);
+    std::memcpy(&b1, b + kLanes, sizeof b1);
+    std::memcpy(&b2, b + b_half, sizeof b2);
+    std::memcpy(&b3, b + b_half + kLanes, sizeof b3);
+    in_register(b0);
+    in_register(b1);
+    in_register(b2);
+    in_register(b3);
+    const float a0 = a[0];
+    fma_row(c00, c01, a0, b0, b1);
+    fma_row(c02, c03, a0, b2, b3);
+    if constexpr (R > 1) {
+      const float a1 = a[r1];
+      fma_row(c10, c11, a1, b0, b1);
+      fma_row(c12, c13, a1, b2, b3);
+    }
+    if constexpr (R > 2) {
+      const float a2 = a[r2];
+      fma_row(c20, c21, a2, b0, b1);
+      fma_row(c22, c23, a2, b2, b3);
+    }
+    if constexpr (R > 3) {
+      const float a3 = a[r3];
+      fma_row(c30, c31, a3, b0, b1);
+      fma_row(c32, c33, a3, b2, b3);
+    }
+    if constexpr (R > 4) {
+      const float a4 = a[r4];
+      fma_row(c40, c41, a4, b0, b1);
+      fma_row(c42, c43, a4, b2, b3);
+    }
+    if constexpr (R > 5) {
+      const float a5 = a[r5];
+      fma_row(c50, c51, a5, b0, b1);
+      fma_row(c52, c53, a5, b2, b3);
+    }
+  }
+  const vec acc[kMR][2 * kVecs] = {{c00, c01, c02, c03}, {c10, c11, c12, c13},
+                                   {c20, c21, c22, c23}, {c30, c31, c32, c33},
+                                   {c40, c41, c42, c43}, {c50, c51, c52, c53}};
+  store_vectors<R, 2 * kVecs>(acc, c, ldc, add_to_c, R, 2 * kNR, ep);
+}
+
+void micro_kernel_wide(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                       int64_t b_half, int64_t b_ks, float* c, int64_t ldc, bool add_to_c,
+                       bool prefetch_c, int64_t m, const GemmEpilogue* ep) {
+  switch (m) {
+    case 1:
+      return micro_kernel_wide_rows<1>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
+                                       prefetch_c, ep);
+    case 2:
+      return micro_kernel_wide_rows<2>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
+                                       prefetch_c, ep);
+    case 3:
+      return micro_kernel_wide_rows<3>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
+                                       prefetch_c, ep);
+    case 4:
+      return micro_kernel_wide_rows<4>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
+                                       prefetch_c, ep);
+    case 5:
+      return micro_kernel_wide_rows<5>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
+                                       prefetch_c, ep);
+    default:
+      return micro_kernel_wide_rows<6>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
+                                       prefetch_c, ep);
+  }
+}
+constexpr WideMicroKernel kBuildWideKernel = micro_kernel_wide;
+#else
+constexpr WideMicroKernel kBuildWideKernel = nullptr;
+#endif
 constexpr const char* kBuildKernelName = kLanes == 16  ? "AVX-512 6x32"
                                          : kLanes == 8 ? "AVX2 6x16"
                                                        : "SSE 6x8";
 #endif
 #else
 constexpr MicroKernel kBuildKernel = micro_kernel_portable;
+constexpr WideMicroKernel kBuildWideKernel = nullptr;
 constexpr bool kBuildKernelReadsAInPlace = true;
 constexpr bool kBuildKernelReadsShortAInPlace = false;
 constexpr const char* kBuildKernelName = "portable 6x8";
@@ -438,10 +538,10 @@ std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard onl
 
 const std::vector<FastKernel>& runnable_kernels() {
   static const std::vector<FastKernel> kernels = [] {
-    std::vector<FastKernel> k = {{kBuildKernel, kBuildKernelReadsAInPlace,
+    std::vector<FastKernel> k = {{kBuildKernel, kBuildWideKernel, kBuildKernelReadsAInPlace,
                                   kBuildKernelReadsShortAInPlace, kBuildKernelName}};
 #if QKV_AVX2_AT_RUN_TIME
-    if (cpu_has_avx2_fma()) k.push_back({micro_kernel_avx2_6x8, true, false, "AVX2 6x8"});
+    if (cpu_has_avx2_fma()) k.push_back({micro_kernel_avx2_6x8, nullptr, true, false, "AVX2 6x8"});
 #endif
     return k;
   }();

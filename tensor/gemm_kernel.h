@@ -19,7 +19,9 @@ namespace qkv::gemm_detail {
 // build's width (tensor/simd.h). Each step of k loads one row of B (kVecs vectors) and does
 // 6 x kVecs multiply-adds with it, so the more accumulators fit in the registers, the more
 // arithmetic per load:
-//   AVX-512   6 x 32: 2 vectors of 16; 12 accumulators + 2 of B + 1 of A, of 32 registers
+//   AVX-512   6 x 32: 2 vectors of 16; 12 accumulators + 2 of B + 1 of A, of 32 registers;
+//             and a wide 6 x 64 tile, two of those side by side (24 + 4 + 1 of 32), wherever
+//             two micro-panels of B lie side by side (FastKernel::wide)
 //   AVX2      6 x 16: 2 vectors of 8;  the same 15, of 16 (BLIS's Haswell kernel)
 //   NEON      6 x 16: 4 vectors of 4;  24 accumulators + 4 of B + 2 of A, of 32
 //   SSE       6 x 8:  2 vectors of 4;  15 of 16
@@ -83,17 +85,30 @@ using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a
                              int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m,
                              int64_t n, const GemmEpilogue* ep);
 
+// A wide micro-kernel computes an MR x 2 NR tile the same way, where the build has one (AVX-512):
+// columns [0, NR) of B at b, columns [NR, 2 NR) at b + b_half (the next NR floats of a row of B
+// read in place; the next micro-panel, kc x NR further on, of a packed one). Its tiles are
+// always whole in their columns; m rows of A and C, m <= MR. `prefetch_c` asks the caches for
+// the tile's lines of C before the k loop: worth it where C is large and out of cache, a cost
+// where it is small and in L1 (64^3: 2%).
+using WideMicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
+                                 const float* b, int64_t b_half, int64_t b_ks, float* c,
+                                 int64_t ldc, bool add_to_c, bool prefetch_c, int64_t m,
+                                 const GemmEpilogue* ep);
+
 // Plain C++ that any compiler builds: step 4's kernel, and the reference for the SIMD ones.
 void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                            int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
                            const GemmEpilogue* ep);
-// A micro-kernel for the build's tile, its name, whether it can read A in place through its
-// strides, row-major or transposed (NEON's wants A packed), and whether it reads only the m rows
-// of A it is asked for, so that the short last panel of A (M not a multiple of MR) can be read
-// in place too rather than packed with rows of zeros (the x86 SIMD kernels; the others read all
-// MR rows).
+// A micro-kernel for the build's tile, its wide twin if it has one (a copy with `wide` null runs
+// every tile narrow: the tests hold the two to the same bits), its name, whether it can read A
+// in place through its strides, row-major or transposed (NEON's wants A packed), and whether it
+// reads only the m rows of A it is asked for, so that the short last panel of A (M not a
+// multiple of MR) can be read in place too rather than packed with rows of zeros (the x86 SIMD
+// kernels; the others read all MR rows).
 struct FastKernel {
   MicroKernel fn;
+  WideMicroKernel wide;  // null where the build has no wide tile
   bool reads_a_in_place;
   bool reads_short_a_in_place;
   const char* name;

@@ -298,6 +298,65 @@ TEST(GemmPacking, PanelsReadInPlaceGiveStepFivesBits) {
     }
 }
 
+// AVX-512's wide tile (MR x 2 NR, gemm_kernel.h) gives each element of C the multiply-adds of
+// the ordinary tile, in the same order, so the production GEMM must give the same bits with it
+// and without it (a copy of the build's kernel with no wide tile, put in by FastKernelGuard):
+// B read in place (small products) and packed (larger ones, threaded), every row count of the
+// last panel (1 to 6 rows), widths that leave a narrow panel or a short packed one over, more
+// rows than an MC block and terms past a KC block, A transposed, stored and accumulated, with a
+// bias epilogue and with a band. A build without a wide tile (AVX2, SSE, NEON, portable)
+// compares the kernel with itself.
+TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
+  const gemm_detail::FastKernel& build = gemm_detail::fast_kernel();
+  EXPECT_EQ(build.wide != nullptr, std::string(build.name) == "AVX-512 6x32") << build.name;
+  gemm_detail::FastKernel narrow = build;
+  narrow.wide = nullptr;
+  const int before = num_threads();
+  struct Case {
+    int64_t M, N, K;
+  };
+  for (const Case c : {Case{7, 64, 9}, Case{8, 64, 40}, Case{9, 96, 33}, Case{10, 130, 20},
+                       Case{11, 64, 64}, Case{12, 200, 17}, Case{64, 64, 64}, Case{100, 200, 64},
+                       Case{97, 256, 400}, Case{301, 197, 50}})
+    for (bool ta : {false, true})
+      for (bool accumulate : {false, true})
+        for (int threads : {1, 2}) {
+          set_num_threads(threads);
+          const Operand a = make(c.M, c.K, ta, 31), b = make(c.K, c.N, false, 32);
+          Generator g(33);
+          const std::vector<float> start = randn({c.M * c.N}, &g).to_vector();
+          const std::vector<float> bias = randn({c.N}, &g).to_vector();
+          // The product; with the bias; with a band (the same terms left out either way, so A
+          // needs no zeros for the bits to agree).
+          auto run = [&](int which) {
+            std::vector<float> out = start;
+            if (which == 0) gemm(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate);
+            if (which == 1)
+              gemm_epilogue(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate,
+                            {bias.data()});
+            if (which == 2)
+              gemm_band(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate,
+                        {GemmBand::up_to_row, 3});
+            return out;
+          };
+          for (int which : {0, 1, 2}) {
+            const std::vector<float> wide = run(which);
+            std::vector<float> plain;
+            {
+              const gemm_detail::FastKernelGuard use(narrow);
+              plain = run(which);
+            }
+            EXPECT_EQ(wide, plain)
+                << c.M << "x" << c.N << "x" << c.K << " ta " << ta << " accumulate " << accumulate
+                << " on " << threads << " threads, "
+                << (which == 0   ? "plain"
+                    : which == 1 ? "bias"
+                                 : "band");
+          }
+        }
+  set_num_threads(before);
+}
+
 // A transposed A (a weight gradient's dY^T: each k's values of all rows side by side) is read
 // in place while those rows are at most 512 floats apart (with the AVX2 and AVX-512 tiles), and
 // packed, several panels at a time and 8 values of k at once, where they are further apart
