@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cassert>
 #include <cstring>
+#include <type_traits>
 
 #if QKV_SIMD_LANES > 0 && defined(__aarch64__)
 #include <arm_neon.h>
@@ -360,27 +361,43 @@ void micro_kernel_rows(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
   store_vectors<R>(acc, c, ldc, add_to_c, m, n, ep);
 }
 
+// Calls f(std::integral_constant<int, R>{}) with R = m for a tile of m = 1 to 5 rows, R = MR
+// otherwise: each row count runs its own instance of a kernel template.
+template <class F>
+[[gnu::always_inline]] inline void with_rows(int64_t m, F f) {
+  switch (m) {
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 5:
+      return f(std::integral_constant<int, 5>{});
+    default:
+      return f(std::integral_constant<int, kMR>{});
+  }
+}
+
 void micro_kernel_simd(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                        int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
                        const GemmEpilogue* ep) {
-  switch (m) {
-    case 1:
-      return micro_kernel_rows<1>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
-    case 2:
-      return micro_kernel_rows<2>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
-    case 3:
-      return micro_kernel_rows<3>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
-    case 4:
-      return micro_kernel_rows<4>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
-    case 5:
-      return micro_kernel_rows<5>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
-    default:
-      return micro_kernel_rows<6>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
-  }
+  with_rows(m, [&](auto rows) {
+    micro_kernel_rows<rows()>(kc, a, a_rs, a_ks, b, b_ks, c, ldc, add_to_c, m, n, ep);
+  });
 }
 constexpr MicroKernel kBuildKernel = micro_kernel_simd;
 
 #if QKV_SIMD_LANES == 16
+// One row of the wide tile, one step of k: c0:c3 += A[i, k] * B[k, 0:2 NR].
+[[gnu::always_inline]] inline void fma_row_wide(vec& c0, vec& c1, vec& c2, vec& c3, float a, vec b0,
+                                                vec b1, vec b2, vec b3) {
+  fma_row(c0, c1, a, b0, b1);
+  fma_row(c2, c3, a, b2, b3);
+}
+
 // AVX-512's wide tile, 6 x 64: four vectors of B per step of k, 24 accumulators, 4 of B and 1
 // of A in 29 of the 32 registers (AVX2 and SSE have 16, so they have none). Against two 6 x 32
 // tiles, a step of k broadcasts each value of A once instead of twice, and a tile's fixed cost
@@ -407,34 +424,12 @@ void micro_kernel_wide_rows(int64_t kc, const float* a, int64_t a_rs, int64_t a_
     in_register(b1);
     in_register(b2);
     in_register(b3);
-    const float a0 = a[0];
-    fma_row(c00, c01, a0, b0, b1);
-    fma_row(c02, c03, a0, b2, b3);
-    if constexpr (R > 1) {
-      const float a1 = a[r1];
-      fma_row(c10, c11, a1, b0, b1);
-      fma_row(c12, c13, a1, b2, b3);
-    }
-    if constexpr (R > 2) {
-      const float a2 = a[r2];
-      fma_row(c20, c21, a2, b0, b1);
-      fma_row(c22, c23, a2, b2, b3);
-    }
-    if constexpr (R > 3) {
-      const float a3 = a[r3];
-      fma_row(c30, c31, a3, b0, b1);
-      fma_row(c32, c33, a3, b2, b3);
-    }
-    if constexpr (R > 4) {
-      const float a4 = a[r4];
-      fma_row(c40, c41, a4, b0, b1);
-      fma_row(c42, c43, a4, b2, b3);
-    }
-    if constexpr (R > 5) {
-      const float a5 = a[r5];
-      fma_row(c50, c51, a5, b0, b1);
-      fma_row(c52, c53, a5, b2, b3);
-    }
+    fma_row_wide(c00, c01, c02, c03, a[0], b0, b1, b2, b3);
+    if constexpr (R > 1) fma_row_wide(c10, c11, c12, c13, a[r1], b0, b1, b2, b3);
+    if constexpr (R > 2) fma_row_wide(c20, c21, c22, c23, a[r2], b0, b1, b2, b3);
+    if constexpr (R > 3) fma_row_wide(c30, c31, c32, c33, a[r3], b0, b1, b2, b3);
+    if constexpr (R > 4) fma_row_wide(c40, c41, c42, c43, a[r4], b0, b1, b2, b3);
+    if constexpr (R > 5) fma_row_wide(c50, c51, c52, c53, a[r5], b0, b1, b2, b3);
   }
   const vec acc[kMR][2 * kVecs] = {{c00, c01, c02, c03}, {c10, c11, c12, c13},
                                    {c20, c21, c22, c23}, {c30, c31, c32, c33},
@@ -445,26 +440,10 @@ void micro_kernel_wide_rows(int64_t kc, const float* a, int64_t a_rs, int64_t a_
 void micro_kernel_wide(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                        int64_t b_half, int64_t b_ks, float* c, int64_t ldc, bool add_to_c,
                        bool prefetch_c, int64_t m, const GemmEpilogue* ep) {
-  switch (m) {
-    case 1:
-      return micro_kernel_wide_rows<1>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
-                                       prefetch_c, ep);
-    case 2:
-      return micro_kernel_wide_rows<2>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
-                                       prefetch_c, ep);
-    case 3:
-      return micro_kernel_wide_rows<3>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
-                                       prefetch_c, ep);
-    case 4:
-      return micro_kernel_wide_rows<4>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
-                                       prefetch_c, ep);
-    case 5:
-      return micro_kernel_wide_rows<5>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
-                                       prefetch_c, ep);
-    default:
-      return micro_kernel_wide_rows<6>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c,
-                                       prefetch_c, ep);
-  }
+  with_rows(m, [&](auto rows) {
+    micro_kernel_wide_rows<rows()>(kc, a, a_rs, a_ks, b, b_half, b_ks, c, ldc, add_to_c, prefetch_c,
+                                   ep);
+  });
 }
 constexpr WideMicroKernel kBuildWideKernel = micro_kernel_wide;
 #else
