@@ -213,13 +213,14 @@ template <int kWrite>
 // registers. Any other edge tile goes through a buffer and store_tile, with the same arithmetic,
 // copied in there a vector at a time: one memcpy of the whole array had GCC store all twelve
 // accumulators to the stack after every k loop, full tiles too (64^3: 1-2% of its time).
-// A wide tile (V = 2 kVecs vectors a row, micro_kernel_wide) is always whole in its columns.
+// A wide tile (V = 2 kVecs vectors a row, micro_kernel_wide) is always whole: it never needs
+// the buffer.
 template <int R = kMR, int V = kVecs>
 [[gnu::always_inline]] inline void store_vectors(const vec (&acc)[kMR][V], float* c, int64_t ldc,
                                                  bool add_to_c, int64_t m, int64_t n,
                                                  const GemmEpilogue* ep) {
   static_assert(V == kVecs || V == 2 * kVecs);
-  if (V != kVecs || (m == R && n == kNR)) {
+  if (m == R && n == V * kLanes) {
     const float* bias = ep ? ep->bias : nullptr;  // read once: the stores below may alias *ep
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC unroll 24  // R x V stores, up to 24 (the wide tile): GCC 12 unrolls 16 by itself
@@ -248,6 +249,8 @@ template <int R = kMR, int V = kVecs>
       for (int64_t v = 0; v < kVecs; ++v)
         std::memcpy(tile + i * kNR + kLanes * v, &acc[i][v], sizeof(vec));
     store_tile(tile, c, ldc, add_to_c, m, n, ep);
+  } else {
+    assert(false && "a wide tile is stored whole");
   }
 }
 
