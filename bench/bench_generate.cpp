@@ -4,10 +4,12 @@
 //   BM_MemoryCopy            the yardstick: one buffer of 1 GiB copied to another on every
 //                            thread of the pool, in bytes moved per second (read + written,
 //                            as STREAM's Copy counts them)
+//   BM_MemoryRead            1 GiB summed on every thread of the pool, bytes read per second
 //   BM_GPT2Generate/kv_cache 256 greedy tokens after a 12-token prompt, with the KV cache;
 //                            counters: tokens_per_s, bound_tokens_per_s (the copy bandwidth
-//                            measured in this process over the weights a token reads) and
-//                            share_of_bound
+//                            measured in this process over the weights a token reads),
+//                            share_of_bound, and the same over the read bandwidth
+//                            (read_bound_tokens_per_s, share_of_read_bound)
 //   BM_GPT2NextToken/{kv_cache,recompute}/L   one next token at context L (64, 256, 1024):
 //                            one cached step after L - 1 cached positions, against a forward
 //                            pass over all L tokens (what nanoGPT's and llm.c's generate do)
@@ -66,6 +68,38 @@ double copy_bandwidth() {
   return best;
 }
 
+// Bytes read per second summing 1 GiB on every thread of the pool: the rate at which a token's
+// weights could at best stream in, since decoding reads them and writes almost nothing. On
+// some hosts it is well below the copy bandwidth above, which counts the bytes written as well
+// as those read (bench/README.md has both).
+double read_bandwidth() {
+  static std::vector<float> a(size_t{1} << 28, 1.0f);
+  const int64_t parts = num_threads();
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    std::vector<float> sums(static_cast<size_t>(parts));
+    const auto t0 = std::chrono::steady_clock::now();
+    parallel_for(parts, [&](int64_t p) {
+      const size_t n = a.size() / static_cast<size_t>(parts), at = n * static_cast<size_t>(p);
+      constexpr size_t kLanes = 16;  // independent sums, so the loop runs at memory's pace
+      float lane[kLanes] = {};
+      for (size_t i = at; i < at + n; i += kLanes)
+        for (size_t l = 0; l < kLanes; ++l) lane[l] += a[i + l];
+      for (float x : lane) sums[static_cast<size_t>(p)] += x;
+    });
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    benchmark::DoNotOptimize(sums.data());
+    best = std::max(best, static_cast<double>(a.size() * sizeof(float)) / s);
+  }
+  return best;
+}
+
+void BM_MemoryRead(benchmark::State& state) {
+  double bw = 0;
+  for (auto _ : state) bw = read_bandwidth();
+  state.counters["GB_per_s"] = bw / 1e9;
+}
+
 void BM_MemoryCopy(benchmark::State& state) {
   double bw = 0;
   for (auto _ : state) bw = copy_bandwidth();
@@ -82,6 +116,7 @@ std::vector<int64_t> prompt(
 void BM_GPT2Generate(benchmark::State& state) {
   GPT& m = model();
   const double bound = copy_bandwidth() / weight_bytes_per_token();
+  const double read_bound = read_bandwidth() / weight_bytes_per_token();
   const int64_t n = 256;
   Generator unused(0);
   double seconds = 0;
@@ -96,6 +131,8 @@ void BM_GPT2Generate(benchmark::State& state) {
   state.counters["tokens_per_s"] = tokens_per_s;
   state.counters["bound_tokens_per_s"] = bound;
   state.counters["share_of_bound"] = tokens_per_s / bound;
+  state.counters["read_bound_tokens_per_s"] = read_bound;
+  state.counters["share_of_read_bound"] = tokens_per_s / read_bound;
   state.counters["weight_MB_per_token"] = weight_bytes_per_token() / 1e6;
 }
 
@@ -124,6 +161,7 @@ void BM_GPT2NextToken(benchmark::State& state, bool use_cache) {
 }  // namespace
 
 BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_MemoryRead)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_GPT2Generate)->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
 BENCHMARK_CAPTURE(BM_GPT2NextToken, kv_cache, true)
     ->Arg(64)
