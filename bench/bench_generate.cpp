@@ -50,9 +50,16 @@ double weight_bytes_per_token() {
   return 4.0 * static_cast<double>(m.num_parameters() - m.pos->weight.numel() + kGpt2Small.n_embd);
 }
 
+// 1 GiB of floats, far more than any cache: what the two yardsticks below read.
+const std::vector<float>& gibibyte() {
+  static const std::vector<float> a(size_t{1} << 28, 1.0f);
+  return a;
+}
+
 // Bytes moved per second (read + written) copying 1 GiB on every thread of the pool.
 double copy_bandwidth() {
-  static std::vector<float> a(size_t{1} << 28, 1.0f), b(size_t{1} << 28, 0.0f);
+  const std::vector<float>& a = gibibyte();
+  static std::vector<float> b(a.size(), 0.0f);
   const int64_t parts = num_threads();
   double best = 0;
   for (int r = 0; r < 5; ++r) {
@@ -73,7 +80,7 @@ double copy_bandwidth() {
 // some hosts it is well below the copy bandwidth above, which counts the bytes written as well
 // as those read (bench/README.md has both).
 double read_bandwidth() {
-  static std::vector<float> a(size_t{1} << 28, 1.0f);
+  const std::vector<float>& a = gibibyte();
   const int64_t parts = num_threads();
   double best = 0;
   for (int r = 0; r < 5; ++r) {
