@@ -16,7 +16,10 @@
 #             parameters with the corpus's 27 characters; one validation batch). STEPS defaults to 200;
 # TORCH_THREADS to 1 and QKV_THREADS to 2 (each side's best on 2 cores).
 # OPENBLAS_* are unset for PyTorch, as issue 8 asks: OpenBLAS then runs its GEMMs on its own
-# pool of one thread per core, whatever torch.set_num_threads says (bench/README.md).
+# pool of one thread per core, whatever torch.set_num_threads says (bench/README.md). On a CPU
+# newer than PyTorch's OpenBLAS, which then falls back to old SSE kernels (OPENBLAS_VERBOSE=2
+# prints "Core: Prescott"), TORCH_OPENBLAS_CORETYPE=SkylakeX (or Haswell) names the kernels it
+# should run.
 #
 # Needs a release build (cmake --preset release && cmake --build --preset release) and PyTorch
 # (apt-get install python3-torch); REFERENCE=path runs another twin. LLMC=path to an llm.c
@@ -31,6 +34,10 @@ rounds=${1:?$usage}
 config=${2:?$usage}
 steps=${3:-200}
 torch_threads=${4:-1}
+torch_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
+if [[ -n "${TORCH_OPENBLAS_CORETYPE:-}" ]]; then
+  torch_env+=("OPENBLAS_CORETYPE=$TORCH_OPENBLAS_CORETYPE")
+fi
 qkv_threads=${5:-2}
 reference=${REFERENCE:-tools/tiny_gpt_twin.py}
 program=./build/release/tutorials/15_train_tiny_gpt
@@ -58,7 +65,7 @@ tokens_per_s() {
 }
 ratios=()
 run_torch() {
-  torch=$(tokens_per_s env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 "$reference" \
+  torch=$(tokens_per_s "${torch_env[@]}" /usr/bin/python3 "$reference" \
     --data "$corpus" "${flags[@]}" --threads "$torch_threads" --log_every 100000)
 }
 run_qkv() {
