@@ -56,23 +56,32 @@ const std::vector<float>& gibibyte() {
   return a;
 }
 
+// The best of 5 rounds of part(p, n) run for every p on its own thread of the pool, each part
+// handling floats [n p, n (p + 1)) of the gibibyte, as bytes per second, where a round moves
+// bytes_per_float for each float handled. n is a multiple of `align` floats.
+template <class Part>
+double best_bandwidth(double bytes_per_float, size_t align, Part part) {
+  const size_t parts = static_cast<size_t>(num_threads());
+  const size_t n = gibibyte().size() / parts / align * align;
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    parallel_for(static_cast<int64_t>(parts), [&](int64_t p) { part(static_cast<size_t>(p), n); });
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, bytes_per_float * static_cast<double>(n * parts) / s);
+  }
+  return best;
+}
+
 // Bytes moved per second (read + written) copying 1 GiB on every thread of the pool.
 double copy_bandwidth() {
   const std::vector<float>& a = gibibyte();
   static std::vector<float> b(a.size(), 0.0f);
-  const int64_t parts = num_threads();
-  double best = 0;
-  for (int r = 0; r < 5; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    parallel_for(parts, [&](int64_t p) {
-      const size_t n = a.size() / static_cast<size_t>(parts), at = n * static_cast<size_t>(p);
-      std::memcpy(b.data() + at, a.data() + at, n * sizeof(float));
-    });
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, 2.0 * static_cast<double>(a.size() * sizeof(float)) / s);
-  }
+  const double bw = best_bandwidth(2.0 * sizeof(float), 1, [&](size_t p, size_t n) {
+    std::memcpy(b.data() + n * p, a.data() + n * p, n * sizeof(float));
+  });
   benchmark::DoNotOptimize(b.data());
-  return best;
+  return bw;
 }
 
 // Bytes read per second summing 1 GiB on every thread of the pool: the rate at which a token's
@@ -81,24 +90,16 @@ double copy_bandwidth() {
 // as those read (bench/README.md has both).
 double read_bandwidth() {
   const std::vector<float>& a = gibibyte();
-  const int64_t parts = num_threads();
-  double best = 0;
-  for (int r = 0; r < 5; ++r) {
-    std::vector<float> sums(static_cast<size_t>(parts));
-    const auto t0 = std::chrono::steady_clock::now();
-    parallel_for(parts, [&](int64_t p) {
-      const size_t n = a.size() / static_cast<size_t>(parts), at = n * static_cast<size_t>(p);
-      constexpr size_t kLanes = 16;  // independent sums, so the loop runs at memory's pace
-      float lane[kLanes] = {};
-      for (size_t i = at; i < at + n; i += kLanes)
-        for (size_t l = 0; l < kLanes; ++l) lane[l] += a[i + l];
-      for (float x : lane) sums[static_cast<size_t>(p)] += x;
-    });
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    benchmark::DoNotOptimize(sums.data());
-    best = std::max(best, static_cast<double>(a.size() * sizeof(float)) / s);
-  }
-  return best;
+  constexpr size_t kLanes = 16;  // independent sums, so the loop runs at memory's pace
+  std::vector<float> sums(static_cast<size_t>(num_threads()));
+  const double bw = best_bandwidth(sizeof(float), kLanes, [&](size_t p, size_t n) {
+    float lane[kLanes] = {};
+    for (size_t i = n * p; i < n * (p + 1); i += kLanes)
+      for (size_t l = 0; l < kLanes; ++l) lane[l] += a[i + l];
+    for (float x : lane) sums[p] += x;
+  });
+  benchmark::DoNotOptimize(sums.data());
+  return bw;
 }
 
 void BM_MemoryRead(benchmark::State& state) {
