@@ -153,7 +153,11 @@ std::vector<int64_t> GPT::generate(std::vector<int64_t> ids, int64_t n,
       logits = forward(from_vector(std::vector<int64_t>{ids.back()}, {1, 1}), &caches);
     } else {  // the first step, no cache, or a full context: the last `block` tokens afresh
       const int64_t T = std::min<int64_t>(static_cast<int64_t>(ids.size()), config.block);
-      caches.clear();
+      // One cache per layer, with room for every position this run will append to it: the
+      // prompt's T, one per step after this one, at most `block` (kv_cache.h).
+      KVCache fresh;
+      fresh.capacity = std::min(config.block, T + n - 1 - step);
+      caches.assign(static_cast<size_t>(config.n_layer), fresh);
       logits = forward(from_vector(std::vector<int64_t>(ids.end() - T, ids.end()), {1, T}),
                        options.use_cache ? &caches : nullptr);
     }

@@ -16,6 +16,15 @@
 // are kept; the ones between are dropped as new tokens arrive. A query then sees the first n
 // tokens and the last w, however long the stream. Keys keep the RoPE angle of their original
 // position (they are rotated before caching).
+//
+// Appending by concatenation copies the whole cache every step: O(T^2) bytes for T tokens,
+// and a fresh allocation each time. Generation knows how long it will run, so it sets
+// `capacity`: the cache then allocates room for that many positions once, and appends write
+// into the room in place, k and v being views of its first T positions (llm.c and Hugging
+// Face's static cache keep one buffer the same way). Decoding 256 tokens at GPT-2 small's
+// size, the copies and fresh allocations took 9% of the time (bench/README.md). In place is
+// only taken with grad mode off: a write in place would not be recorded by autograd, so with
+// grad mode on, or past the capacity, or when the cache rolls, appends concatenate as above.
 #pragma once
 
 #include "nn/all.h"
@@ -27,16 +36,22 @@ struct KVCache {
   int64_t position = 0;  // tokens appended so far: the position of the next one
   // Rolling: keep at most keep_first + window positions (window 0: keep everything).
   int64_t keep_first = 0, window = 0;
+  // Positions to make room for on the first append (0: none, every append concatenates).
+  int64_t capacity = 0;
+  // The room: (B, H_kv, capacity, D) and (B, H_kv, capacity, D_v), of which k and v are the
+  // first T_kept positions while appends go in place; undefined otherwise.
+  Tensor k_room, v_room;
 
   int64_t length() const { return k.defined() ? k.size(-2) : 0; }  // positions kept now
   // Appends keys and values of new positions (B, H_kv, T_new, D) along T, then drops the
   // middle if the cache rolls.
   void append(const Tensor& k_new, const Tensor& v_new);
   void clear() {
-    k = v = Tensor();
+    k = v = k_room = v_room = Tensor();
     position = 0;
   }
-  size_t bytes() const;  // floats held, in bytes
+  // The kept keys and values, in bytes (a room's positions beyond them are not counted).
+  size_t bytes() const;
 };
 
 }  // namespace qkv::attention

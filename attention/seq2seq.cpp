@@ -88,7 +88,10 @@ std::vector<std::vector<int64_t>> EncoderDecoder::greedy(const Tensor& src,
   NoGradGuard no_grad;
   const int64_t B = src.size(0);
   const Tensor memory = encode(src, src_lengths);
-  std::vector<KVCache> caches;
+  // Room in each decoder layer's cache for every position the loop below can append.
+  KVCache fresh;
+  fresh.capacity = std::min(max_new, config.max_len);
+  std::vector<KVCache> caches(static_cast<size_t>(config.n_dec_layer), fresh);
   std::vector<std::vector<int64_t>> out(static_cast<size_t>(B));
   std::vector<bool> done(static_cast<size_t>(B), false);
   std::vector<int64_t> last(static_cast<size_t>(B), bos);

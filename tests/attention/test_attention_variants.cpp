@@ -331,6 +331,69 @@ TEST(AttentionRoPE, GPTWithRoPEHasNoPositionTableRunsPastBlockAndCachesExactly) 
                                      raw::narrow(full, 1, t, 1), 1e-5));
 }
 
+// A cache with a capacity writes each append into its room (k and v stay views of one
+// buffer, whose address never moves) and holds exactly what the concatenating cache holds;
+// past the capacity it concatenates again, still equal.
+TEST(AttentionKVCache, ARoomEqualsConcatenationAndIsWrittenInPlace) {
+  Generator g(52);
+  NoGradGuard no_grad;
+  KVCache grown, roomy;
+  roomy.capacity = 6;
+  const void* room = nullptr;
+  for (int64_t t : {3, 1, 1, 1, 1}) {  // a prefill of 3, then one at a time up to 7 > 6
+    const Tensor k_new = randn({2, 3, t, 4}, &g), v_new = randn({2, 3, t, 5}, &g);
+    grown.append(k_new, v_new);
+    roomy.append(k_new, v_new);
+    EXPECT_TRUE(testing::tensor_equal(roomy.k, grown.k)) << roomy.length();
+    EXPECT_TRUE(testing::tensor_equal(roomy.v, grown.v)) << roomy.length();
+    EXPECT_EQ(roomy.position, grown.position);
+    EXPECT_EQ(roomy.bytes(), grown.bytes());
+    if (roomy.length() <= 6) {
+      ASSERT_TRUE(roomy.k_room.defined());
+      if (!room) room = roomy.k.data_ptr();
+      EXPECT_EQ(roomy.k.data_ptr(), room) << "appended in place";
+    } else {
+      EXPECT_FALSE(roomy.k_room.defined()) << "past the capacity: concatenated";
+    }
+  }
+}
+
+// With grad mode on, appends concatenate even with a capacity (a write in place would not be
+// recorded by autograd): the gradient check through a cached step, with a room asked for.
+// (Its finite differences run with grad mode off, and there the room is used.)
+TEST(AttentionKVCache, GradModeConcatenatesEvenWithACapacity) {
+  Generator g(53);
+  MultiHeadAttention m(8, 2, MultiHeadOptions{.causal = true}, &g);
+  Tensor x = randn({1, 4, 8}, &g);
+  EXPECT_TRUE(gradcheck_module(
+      m,
+      [&] {
+        KVCache cache;
+        cache.capacity = 4;
+        m.forward(narrow(x, 1, 0, 3), Tensor(), &cache);
+        EXPECT_EQ(cache.k_room.defined(), !is_grad_enabled());  // gradcheck runs both ways
+        return m.forward(narrow(x, 1, 3, 1), Tensor(), &cache);
+      },
+      x));
+}
+
+// GPT decoding with roomy caches gives the very logits of concatenating ones, step by step.
+TEST(AttentionKVCache, GPTStepsWithARoomEqualThoseWithout) {
+  manual_seed(9);
+  GPT m(GPTConfig{.vocab_size = 11, .n_embd = 16, .n_head = 2, .n_layer = 2, .block = 8});
+  NoGradGuard no_grad;
+  const Tensor ids = from_vector(std::vector<int64_t>{1, 4, 2, 9, 0, 3, 3, 7}, {1, 8});
+  std::vector<KVCache> grown(2), roomy(2);
+  for (KVCache& c : roomy) c.capacity = 8;
+  EXPECT_TRUE(testing::tensor_equal(m.forward(raw::narrow(ids, 1, 0, 2), &roomy),
+                                    m.forward(raw::narrow(ids, 1, 0, 2), &grown)));
+  for (int64_t t = 2; t < 8; ++t)
+    EXPECT_TRUE(testing::tensor_equal(m.forward(raw::narrow(ids, 1, t, 1), &roomy),
+                                      m.forward(raw::narrow(ids, 1, t, 1), &grown)))
+        << "token " << t;
+  EXPECT_TRUE(roomy[0].k_room.defined() && roomy[1].v_room.defined());
+}
+
 TEST(AttentionKVCache, MismatchedCacheIsANamedError) {
   KVCache cache;
   cache.append(zeros({1, 2, 3, 4}), zeros({1, 2, 3, 4}));
