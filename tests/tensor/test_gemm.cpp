@@ -168,6 +168,20 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   }
   EXPECT_TRUE(testing::tensor_equal(outs[0], outs[1]));
   EXPECT_TRUE(testing::tensor_equal(outs[0], outs[2]));
+  // Decoding's attention products, one query per head against 50 cached keys: few-row
+  // products, which are split over the heads from this size (gemm_fast.cpp, gemm_work), as dot
+  // products with the keys (q k^T) and as rows of the values (p v).
+  Tensor q1 = randn({12, 1, 64}, &g), k1 = randn({12, 50, 64}, &g), p1 = randn({12, 1, 50}, &g);
+  std::vector<Tensor> scores, mixed;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    scores.push_back(raw::matmul(q1, raw::transpose(k1, -2, -1)));
+    mixed.push_back(raw::matmul(p1, k1));
+  }
+  for (int i : {1, 2}) {
+    EXPECT_TRUE(testing::tensor_equal(scores[0], scores[i])) << "1 vs " << i + 1 << " threads";
+    EXPECT_TRUE(testing::tensor_equal(mixed[0], mixed[i])) << "1 vs " << i + 1 << " threads";
+  }
   set_num_threads(before);
 }
 
