@@ -10,6 +10,7 @@
 //                            measured in this process over the weights a token reads),
 //                            share_of_bound, and the same over the read bandwidth
 //                            (read_bound_tokens_per_s, share_of_read_bound)
+//   BM_GeluOneToken          GELU over one token's 3072 MLP activations
 //   BM_GPT2NextToken/{kv_cache,recompute}/L   one next token at context L (64, 256, 1024):
 //                            one cached step after L - 1 cached positions, against a forward
 //                            pass over all L tokens (what nanoGPT's and llm.c's generate do)
@@ -166,11 +167,19 @@ void BM_GPT2NextToken(benchmark::State& state, bool use_cache) {
   }
 }
 
+// GELU over one token's MLP width (4 x 768 = 3072 floats), the largest elementwise op of a
+// decoding step, split between the threads from 2048 floats (tensor/elementwise.cpp).
+void BM_GeluOneToken(benchmark::State& state) {
+  const Tensor x = randn({1, 1, 4 * kGpt2Small.n_embd});
+  for (auto _ : state) benchmark::DoNotOptimize(raw::gelu(x, GeluApproximation::tanh).data_ptr());
+}
+
 }  // namespace
 
 BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_MemoryRead)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_GPT2Generate)->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
+BENCHMARK(BM_GeluOneToken)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_GPT2NextToken, kv_cache, true)
     ->Arg(64)
     ->Arg(256)
