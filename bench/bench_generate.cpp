@@ -146,14 +146,16 @@ void BM_GPT2Generate(benchmark::State& state) {
 }
 
 // One next token at context L: with the cache, the step after L - 1 cached positions (the
-// cache is filled outside the timing); without, a forward pass over all L tokens.
+// cache, with room for L as GPT::generate makes it, is filled outside the timing); without,
+// a forward pass over all L tokens.
 void BM_GPT2NextToken(benchmark::State& state, bool use_cache) {
   GPT& m = model();
   NoGradGuard no_grad;
   const int64_t L = state.range(0);
   const std::vector<int64_t> ids = prompt(L);
   for (auto _ : state) {
-    std::vector<KVCache> caches;
+    std::vector<KVCache> caches(static_cast<size_t>(kGpt2Small.n_layer));
+    for (KVCache& c : caches) c.capacity = L;  // room for every position, as generate makes
     if (use_cache)  // the first L - 1 tokens go into the cache, untimed
       m.forward(from_vector(std::vector<int64_t>(ids.begin(), ids.end() - 1), {1, L - 1}), &caches);
     // The timed forward: the last token against the cache, or all L tokens from scratch.
