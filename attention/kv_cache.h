@@ -42,6 +42,21 @@ struct KVCache {
   // first T_kept positions while appends go in place; undefined otherwise.
   Tensor k_room, v_room;
 
+  KVCache() = default;
+  // A copy holds the same keys and values but no room: its next append makes a room of its
+  // own. Copies sharing one room (two continuations of one prompt) would each write their next
+  // position into the same place, and one would silently read the other's keys.
+  KVCache(const KVCache& other)
+      : k(other.k),
+        v(other.v),
+        position(other.position),
+        keep_first(other.keep_first),
+        window(other.window),
+        capacity(other.capacity) {}
+  KVCache& operator=(const KVCache& other) { return *this = KVCache(other); }
+  KVCache(KVCache&&) = default;
+  KVCache& operator=(KVCache&&) = default;
+
   int64_t length() const { return k.defined() ? k.size(-2) : 0; }  // positions kept now
   // Appends keys and values of new positions (B, H_kv, T_new, D) along T, then drops the
   // middle if the cache rolls.

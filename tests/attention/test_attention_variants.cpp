@@ -358,6 +358,39 @@ TEST(AttentionKVCache, ARoomEqualsConcatenationAndIsWrittenInPlace) {
   }
 }
 
+// A copy of a cache with a room, taken between appends (two continuations of one prompt),
+// and the original each go on in their own buffer: what one appends never shows up in the
+// other, and each holds what a concatenating cache holds.
+TEST(AttentionKVCache, ACopyOfARoomyCacheWritesIntoARoomOfItsOwn) {
+  Generator g(54);
+  NoGradGuard no_grad;
+  KVCache roomy;
+  roomy.capacity = 8;
+  const Tensor k0 = randn({1, 2, 3, 4}, &g), v0 = randn({1, 2, 3, 4}, &g);
+  roomy.append(k0, v0);
+  KVCache branch = roomy, assigned;
+  assigned = roomy;
+  KVCache grown;
+  grown.append(k0, v0);
+  KVCache grown_branch = grown, grown_assigned = grown;
+  for (int step = 0; step < 3; ++step) {  // a different next token for each of the three
+    for (auto [cache, reference] : {std::pair{&roomy, &grown}, std::pair{&branch, &grown_branch},
+                                    std::pair{&assigned, &grown_assigned}}) {
+      const Tensor k_new = randn({1, 2, 1, 4}, &g), v_new = randn({1, 2, 1, 4}, &g);
+      cache->append(k_new, v_new);
+      reference->append(k_new, v_new);
+    }
+    for (auto [cache, reference] : {std::pair{&roomy, &grown}, std::pair{&branch, &grown_branch},
+                                    std::pair{&assigned, &grown_assigned}}) {
+      EXPECT_TRUE(testing::tensor_equal(cache->k, reference->k)) << "step " << step;
+      EXPECT_TRUE(testing::tensor_equal(cache->v, reference->v)) << "step " << step;
+    }
+  }
+  EXPECT_TRUE(branch.k_room.defined() && !branch.k.shares_storage(roomy.k))
+      << "the copy appends in place too, into its own room";
+  EXPECT_FALSE(assigned.k.shares_storage(roomy.k));
+}
+
 // With grad mode on, appends concatenate even with a capacity (a write in place would not be
 // recorded by autograd): the gradient check through a cached step, with a room asked for.
 // (Its finite differences run with grad mode off, and there the room is used.)
