@@ -170,7 +170,8 @@ void BM_GPT2NextToken(benchmark::State& state, bool use_cache) {
 }
 
 // GELU over one token's MLP width (4 x 768 = 3072 floats), the largest elementwise op of a
-// decoding step, split between the threads from 2048 floats (tensor/elementwise.cpp).
+// decoding step: GPT-2's tanh form, on vector_math.h's vectorised tanh, on the calling thread
+// (two threads pay from 8192 floats: tensor/elementwise.cpp).
 void BM_GeluOneToken(benchmark::State& state) {
   const Tensor x = randn({1, 1, 4 * kGpt2Small.n_embd});
   for (auto _ : state) benchmark::DoNotOptimize(raw::gelu(x, GeluApproximation::tanh).data_ptr());
