@@ -8,6 +8,8 @@
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/softmax.h"
+#include "tensor/thread_pool.h"
+#include "tensor/vector_math.h"
 #include "tensor/view.h"
 
 namespace qkv {
@@ -181,18 +183,29 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   Tensor loss = scalar_tensor(static_cast<float>(total / static_cast<double>(n)));
   return record("NllLossBackward0", loss, {logits},
                 [logp = SavedTensor(logp), t, n, ignore_index, V](const Tensor& dout) -> Grads {
-                  Tensor d = raw::exp(logp.get());  // softmax, from the saved log-probabilities
-                  float* pd = d.data_ptr();
+                  // Row by row, split between the threads: softmax from the saved
+                  // log-probabilities, minus the one-hot, times dout / n. The exp is the
+                  // vectorised one: with a call to the C library's per element, on one thread
+                  // for the scaling, 512 rows of GPT-2's 50257 logits took 56-86 ms here, 12-14
+                  // now (2 cores of an Intel Xeon).
+                  Tensor d = Tensor::empty(logp.get().shape());
+                  const float* lp = logp.get().data_ptr();
                   const float scale = dout.item() / static_cast<float>(n);
-                  for (size_t i = 0; i < t.size(); ++i) {
-                    float* row = pd + static_cast<int64_t>(i) * V;
-                    if (t[i] == ignore_index) {
-                      std::fill(row, row + V, 0.0f);
-                      continue;
+                  float* pd = d.data_ptr();
+                  const int64_t N = static_cast<int64_t>(t.size());
+                  parallel_ranges(N, N * V >= kParallelElements, [&](int64_t i0, int64_t i1) {
+                    for (int64_t i = i0; i < i1; ++i) {
+                      const float* in = lp + i * V;
+                      float* row = pd + i * V;
+                      if (t[static_cast<size_t>(i)] == ignore_index) {
+                        std::fill(row, row + V, 0.0f);
+                        continue;
+                      }
+                      for (int64_t j = 0; j < V; ++j) row[j] = detail::vector_exp(in[j]);
+                      row[t[static_cast<size_t>(i)]] -= 1.0f;
+                      for (int64_t j = 0; j < V; ++j) row[j] *= scale;
                     }
-                    row[t[i]] -= 1.0f;
-                    for (int64_t j = 0; j < V; ++j) row[j] *= scale;
-                  }
+                  });
                   return {d};
                 });
 }

@@ -97,6 +97,40 @@ TEST(Fused, CrossEntropyEqualsMeanNegativeLogLikelihood) {
               randn({5, 6}, &g));
 }
 
+// Large enough for the backward to split its rows between threads (300 x 257 logits, every
+// seventh row ignored): the same gradient bits on 1 and 3 threads, and the gradient is
+// (softmax(x) - onehot) * dout / n, with 0 for the ignored rows.
+TEST(Fused, CrossEntropyBackwardIsTheSameOnOneAndThreeThreads) {
+  Generator g(5);
+  const int64_t N = 300, V = 257;
+  const Tensor x0 = raw::mul(randn({N, V}, &g), 3.0f);
+  std::vector<int64_t> ids(static_cast<size_t>(N));
+  int64_t kept = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    ids[static_cast<size_t>(i)] = i % 7 == 3 ? -100 : (i * 37) % V;
+    kept += i % 7 == 3 ? 0 : 1;
+  }
+  const Tensor targets = from_vector(ids, {N});
+  auto run = [&](int threads) {
+    const int saved = num_threads();
+    set_num_threads(threads);
+    const Tensor x = requires_grad_(raw::clone(x0));
+    backward(cross_entropy(x, targets), scalar_tensor(2.5f));
+    set_num_threads(saved);
+    return grad(x);
+  };
+  const Tensor one = run(1), three = run(3);
+  EXPECT_TRUE(testing::tensor_equal(one, three));
+  std::vector<float> expected = raw::softmax(x0, 1).to_vector<float>();
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t j = 0; j < V; ++j) {
+      float& e = expected[static_cast<size_t>(i * V + j)];
+      const int64_t t = ids[static_cast<size_t>(i)];
+      e = t == -100 ? 0.0f : (e - (j == t ? 1.0f : 0.0f)) * 2.5f / static_cast<float>(kept);
+    }
+  EXPECT_TRUE(testing::tensor_near(one, from_vector(expected, {N, V}), 1e-7, 1e-5));
+}
+
 // layer_norm, fused, against the formula composed from primitives, through x, w and b.
 TEST(Fused, LayerNormEqualsTheComposedFormula) {
   Generator g(3);
