@@ -7,7 +7,9 @@
 // the tiny GPT (BM_GPTTrainStep: the larger config, C 128, 4 heads, 4 layers, B 32, T 64),
 // with its forward, backward and AdamW times and its MFU as counters, the same with fused paths
 // off (BM_GPTTrainStep/composed), and at GPT-2 small's shape (BM_GPTTrainStep/gpt2_small_shape:
-// C 768, 12 heads, 12 layers, T 128, B 4, 27 characters), and that model's attention kernels alone
+// C 768, 12 heads, 12 layers, T 128, B 4, 27 characters) and of GPT-2 small itself
+// (BM_GPTTrainStep/gpt2_small: the same with GPT-2's 50257 tokens, tied head and tanh GELU),
+// and the tiny GPT's attention kernels alone
 // (BM_FusedAttention/{causal,full}: B 32, T 64, 4 heads of 32, forward + backward).
 // Results are in bench/README.md.
 //
@@ -198,17 +200,28 @@ double peak_gflops() {
 // One training step of lesson 15's model: forward + cross-entropy, backward, AdamW. Random
 // tokens: the arithmetic does not depend on what they are. The larger config (C 128, 4 heads,
 // 4 layers, T 64, B 32) and GPT-2 small's shape (C 768, 12 heads, 12 layers, T 128, B 4) with a
-// character vocabulary of 27. With `fused` off (BM_GPTTrainStep/composed) the attention runs
+// character vocabulary of 27, as the PyTorch twin trains them (bench/compare_pytorch.sh); and
+// GPT-2 small itself at B 4, T 128: its 50257 tokens, the head tied to the token table, the
+// tanh GELU (attention/gpt2.h). With `fused` off (BM_GPTTrainStep/composed) the attention runs
 // its composed ops (tensor/fused.h). The counter mfu is the model FLOPs done per second over
 // the FMA peak measured in the same run.
-void run_train_step(benchmark::State& state, bool fused, bool gpt2_shape) {
+enum class StepModel { larger, gpt2_small_shape, gpt2_small };
+void run_train_step(benchmark::State& state, bool fused, StepModel model) {
   const FusedGuard path(fused);
   manual_seed(0);
   const GPTConfig c =
-      gpt2_shape
+      model == StepModel::larger
+          ? GPTConfig{.vocab_size = 27, .n_embd = 128, .n_head = 4, .n_layer = 4, .block = 64}
+      : model == StepModel::gpt2_small_shape
           ? GPTConfig{.vocab_size = 27, .n_embd = 768, .n_head = 12, .n_layer = 12, .block = 128}
-          : GPTConfig{.vocab_size = 27, .n_embd = 128, .n_head = 4, .n_layer = 4, .block = 64};
-  const int64_t B = gpt2_shape ? 4 : 32, T = c.block;
+          : GPTConfig{.vocab_size = 50257,
+                      .n_embd = 768,
+                      .n_head = 12,
+                      .n_layer = 12,
+                      .block = 128,
+                      .gelu = GeluApproximation::tanh,
+                      .tie_head = true};
+  const int64_t B = model == StepModel::larger ? 32 : 4, T = c.block;
   GPT m(c);
   nn::AdamW opt(m.parameters(), 1e-3);
   Generator g(1);
@@ -301,14 +314,17 @@ void register_all() {
   for (bool fused : {true, false})
     benchmark::RegisterBenchmark(
         fused ? "BM_GPTTrainStep" : "BM_GPTTrainStep/composed",
-        [fused](benchmark::State& st) { run_train_step(st, fused, false); })
+        [fused](benchmark::State& st) { run_train_step(st, fused, StepModel::larger); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_GPTTrainStep/gpt2_small_shape",
-                               [](benchmark::State& st) { run_train_step(st, true, true); })
-      ->Unit(benchmark::kMillisecond)
-      ->MinTime(4)
-      ->UseRealTime();
+  for (StepModel model : {StepModel::gpt2_small_shape, StepModel::gpt2_small})
+    benchmark::RegisterBenchmark(model == StepModel::gpt2_small_shape
+                                     ? "BM_GPTTrainStep/gpt2_small_shape"
+                                     : "BM_GPTTrainStep/gpt2_small",
+                                 [model](benchmark::State& st) { run_train_step(st, true, model); })
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(4)
+        ->UseRealTime();
   for (bool cache : {false, true})
     benchmark::RegisterBenchmark(cache ? "BM_GPTGenerate/kv_cache" : "BM_GPTGenerate/recompute",
                                  [cache](benchmark::State& st) { run_generate(st, cache); })
