@@ -228,8 +228,8 @@ void run_train_step(benchmark::State& state, bool fused, StepModel model) {
   // the logits of the tokens they never name down by tens of nats a step at 1e-3: within two
   // steps some softmax probabilities, divided by the B T rows, are subnormal floats, and every
   // multiply-add that meets one in the GEMMs of the backward runs many times slower (the step
-  // took 2.4-3.5 times as long; with subnormals flushed to zero it did not: bench/README.md). At 1e-6
-  // the timed steps stay where a first step is.
+  // took 2.4-3.5 times as long; with subnormals flushed to zero it did not: bench/README.md). At
+  // 1e-6 the timed steps stay where a first step is.
   nn::AdamW opt(m.parameters(), model == StepModel::gpt2_small ? 1e-6 : 1e-3);
   Generator g(1);
   auto tokens = [&] {
