@@ -223,13 +223,13 @@ void run_train_step(benchmark::State& state, bool fused, StepModel model) {
                       .tie_head = true};
   const int64_t B = model == StepModel::larger ? 32 : 4, T = c.block;
   GPT m(c);
-  // GPT-2 small learns at 1e-6 here. Its head is the 50257-row token table, and under Adam
-  // (whose steps have the learning rate's size however small the gradient) random targets push
-  // the logits of the tokens they never name down by tens of nats a step at 1e-3: within two
-  // steps some softmax probabilities, divided by the B T rows, are subnormal floats, and every
-  // multiply-add that meets one in the GEMMs of the backward runs many times slower (the step
-  // took 2.4-3.5 times as long; with subnormals flushed to zero it did not: bench/README.md). At
-  // 1e-6 the timed steps stay where a first step is.
+  // GPT-2 small learns at 1e-6 here. Its head is the token table, drawn from N(0, 1) as
+  // torch.nn.Embedding draws it, so its 50257 logits start hundreds of nats apart (the lowest
+  // log-probability -664). After one AdamW step at 1e-3, 4.5M of the 25.7M softmax values over
+  // the B T = 512 rows are subnormal floats once divided by 512, and every multiply-add that
+  // meets one in the backward's GEMMs runs many times slower: the step took 2.4-3.5 times as
+  // long, and did not with subnormals flushed to zero (bench/README.md). At 1e-6 there were none
+  // in the first four steps, and the timed steps cost what a first step does.
   nn::AdamW opt(m.parameters(), model == StepModel::gpt2_small ? 1e-6 : 1e-3);
   Generator g(1);
   auto tokens = [&] {
