@@ -227,7 +227,7 @@ void run_train_step(benchmark::State& state, bool fused, StepModel model) {
   // torch.nn.Embedding draws it, so its 50257 logits start hundreds of nats apart (the lowest
   // log-probability -664). After one AdamW step at 1e-3, 4.5M of the 25.7M softmax values over
   // the B T = 512 rows are subnormal floats once divided by 512, and every multiply-add that
-  // meets one in the backward's GEMMs runs many times slower: the step took 2.4-3.5 times as
+  // meets one in the backward's GEMMs runs many times slower: the step took 2.4-3.9 times as
   // long, and did not with subnormals flushed to zero (bench/README.md). At 1e-6 there were none
   // in the first four steps, and the timed steps cost what a first step does.
   nn::AdamW opt(m.parameters(), model == StepModel::gpt2_small ? 1e-6 : 1e-3);
