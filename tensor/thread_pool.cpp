@@ -28,6 +28,10 @@
 #elif defined(_MSC_VER) && defined(_M_ARM64)
 #include <intrin.h>  // __yield
 #endif
+#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
+#include <xmmintrin.h>  // _mm_getcsr, _mm_setcsr
+#define QKV_HAS_MXCSR 1
+#endif
 
 namespace qkv {
 namespace {
@@ -44,6 +48,16 @@ int default_threads() {
 }
 
 thread_local bool inside_parallel_region = false;
+
+// set_flush_denormal's setting, applied by every thread of the pool as it starts.
+std::atomic<bool> flush_denormal{false};
+void apply_flush_denormal() {
+#if QKV_HAS_MXCSR
+  constexpr unsigned kFtzDaz = 0x8040;  // MXCSR bit 15: flush to zero; bit 6: denormals are zero
+  const unsigned csr = _mm_getcsr();
+  _mm_setcsr(flush_denormal.load() ? csr | kFtzDaz : csr & ~kFtzDaz);
+#endif
+}
 
 // Tells the core this is a spin loop: it saves power, and lets the other hardware thread of the
 // same core run. x86's pause (GCC and Clang name it __builtin_ia32_pause, MSVC _mm_pause),
@@ -97,6 +111,7 @@ class Pool {
     const uint64_t current = generation_.load();
     for (int t = 1; t < n; ++t)
       workers_.emplace_back([this, t, current] {
+        apply_flush_denormal();
         work(t, current);
         release_thread_scratch();
       });
@@ -255,6 +270,18 @@ int num_threads() {
 }
 void set_num_threads(int n) {
   pool().resize(n);
+}
+bool set_flush_denormal(bool on) {
+#if QKV_HAS_MXCSR
+  flush_denormal.store(on);
+  // Parts as many as threads: part t runs on thread t (the caller's is part 0), so each thread
+  // sets its own MXCSR once.
+  parallel_for(num_threads(), [](int64_t) { apply_flush_denormal(); });
+  return true;
+#else
+  (void)on;
+  return false;
+#endif
 }
 void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn) {
   pool().run(parts, fn);

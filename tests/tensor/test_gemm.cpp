@@ -420,6 +420,30 @@ TEST(GemmThreads, ChangingTheThreadCountManyTimesGivesWorkersBuffersBack) {
   set_num_threads(before);
 }
 
+// set_flush_denormal, as torch.set_flush_denormal. Every term of this product is subnormal
+// (1e-20 x 1e-20 = 1e-40, below 1.2e-38) and their sum is not (256 of them: 2.56e-38). With
+// flushing on, each term is 0 on every thread of the pool, also on the threads set_num_threads
+// starts after it, and so is the sum; off again, the sums are back.
+TEST(GemmThreads, FlushDenormalZeroesSubnormalTermsOnEveryThread) {
+  const int before = num_threads();
+  const Tensor a = full({256, 256}, 1e-20), b = full({256, 256}, 1e-20);
+  auto all = [](const Tensor& c, auto pred) {
+    const std::vector<float> v = c.to_vector<float>();
+    return std::all_of(v.begin(), v.end(), pred);
+  };
+  const auto positive = [](float v) { return v > 2e-38f && v < 3e-38f; };
+  ASSERT_TRUE(all(raw::matmul(a, b), positive)) << "the subnormal terms add up, unflushed";
+  if (!set_flush_denormal(true)) GTEST_SKIP() << "no way to flush subnormals on this CPU";
+  for (int threads : {2, 3, 1}) {
+    set_num_threads(threads);
+    EXPECT_TRUE(all(raw::matmul(a, b), [](float v) { return v == 0.0f; })) << threads;
+  }
+  set_num_threads(2);
+  EXPECT_TRUE(set_flush_denormal(false));
+  EXPECT_TRUE(all(raw::matmul(a, b), positive));
+  set_num_threads(before);
+}
+
 TEST(GemmThreads, PoolRunsEveryPartOnceAndRethrows) {
   const int before = num_threads();
   set_num_threads(3);
