@@ -155,8 +155,10 @@ void BM_GPT2NextToken(benchmark::State& state, bool use_cache) {
   const std::vector<int64_t> ids = prompt(L);
   for (auto _ : state) {
     std::vector<KVCache> caches(static_cast<size_t>(kGpt2Small.n_layer));
-    for (KVCache& c : caches) c.capacity = L;  // room for every position, as generate makes
-    if (use_cache)  // the first L - 1 tokens go into the cache, untimed
+    // Room for every position, as generate makes; the first L - 1 tokens go into the cache,
+    // untimed.
+    for (KVCache& c : caches) c.capacity = L;
+    if (use_cache)
       m.forward(from_vector(std::vector<int64_t>(ids.begin(), ids.end() - 1), {1, L - 1}), &caches);
     // The timed forward: the last token against the cache, or all L tokens from scratch.
     const Tensor input = use_cache ? from_vector(std::vector<int64_t>{ids.back()}, {1, 1})
