@@ -52,7 +52,7 @@ thread_local bool inside_parallel_region = false;
 // set_flush_denormal's setting, applied by every thread of the pool as it starts.
 std::atomic<bool> flush_denormal{false};
 void apply_flush_denormal() {
-#if QKV_HAS_MXCSR
+#ifdef QKV_HAS_MXCSR
   constexpr unsigned kFtzDaz = 0x8040;  // MXCSR bit 15: flush to zero; bit 6: denormals are zero
   const unsigned csr = _mm_getcsr();
   _mm_setcsr(flush_denormal.load() ? csr | kFtzDaz : csr & ~kFtzDaz);
@@ -272,7 +272,7 @@ void set_num_threads(int n) {
   pool().resize(n);
 }
 bool set_flush_denormal(bool on) {
-#if QKV_HAS_MXCSR
+#ifdef QKV_HAS_MXCSR
   flush_denormal.store(on);
   // Parts as many as threads: part t runs on thread t (the caller's is part 0), so each thread
   // sets its own MXCSR once.
