@@ -50,7 +50,9 @@ int default_threads() {
 thread_local bool inside_parallel_region = false;
 
 // set_flush_denormal's setting, applied by every thread of the pool as it starts.
+#ifdef QKV_HAS_MXCSR
 std::atomic<bool> flush_denormal{false};
+#endif
 void apply_flush_denormal() {
 #ifdef QKV_HAS_MXCSR
   constexpr unsigned kFtzDaz = 0x8040;  // MXCSR bit 15: flush to zero; bit 6: denormals are zero
