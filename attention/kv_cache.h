@@ -45,7 +45,8 @@ struct KVCache {
   KVCache() = default;
   // A copy holds the same keys and values but no room: its next append makes a room of its
   // own. Copies sharing one room (two continuations of one prompt) would each write their next
-  // position into the same place, and one would silently read the other's keys.
+  // position into the same place, and one would silently read the other's keys. (Every field
+  // but k_room and v_room is copied: a field added above belongs in this list.)
   KVCache(const KVCache& other)
       : k(other.k),
         v(other.v),
