@@ -34,10 +34,16 @@
 //                   one 6 x 64 tile (FastKernel::wide): each value   2048 x 768 x 3072 +3-4%;
 //                   of A broadcast once for 64 columns, not twice    64^3 and the tiny GPT's
 //                                                                    shapes level
+// rows handed out   a product cut in halves ends when the slower     threads' waits at the end
+//                   half does: its rows go in shrinking chunks to    3.6-8.2% -> 0.6-0.7% of
+//                   whichever thread asks next (hand_out_rows)       the time; the tiny GPT's
+//                                                                    shapes level on a quiet
+//                                                                    host, +2-13% on a busy one
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
 // names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
 // a fixed order of their own, the same on any thread count.)
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "tensor/error.h"
@@ -282,11 +288,14 @@ struct Tile {
 // wherever there were more row tiles than column tiles: 256^3 +4% and 512^3 +9% with the
 // AVX-512 tile; 256^3 +6%, 512^3 +4%, 512 x 768 x 768 +2% with the AVX2 one, whose 1024^3 and
 // 512 x 3072 x 768 moved by -1% (medians of 5 alternating runs).
+bool cut_rows(int64_t M, int64_t N, bool a_packed) {
+  return a_packed ? M >= N : M >= 2 * N;
+}
 std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool a_packed) {
   std::vector<Tile> tiles;
   // Enough batches to go round: whole products per thread. Else cut each product into parts.
   int64_t parts_each = batches < threads ? (threads + batches - 1) / batches : 1;
-  const bool by_rows = a_packed ? M >= N : M >= 2 * N;
+  const bool by_rows = cut_rows(M, N, a_packed);
   const int64_t unit = by_rows ? kMR : kNR, extent = by_rows ? M : N;
   const int64_t units = (extent + unit - 1) / unit;
   parts_each = std::max<int64_t>(1, std::min(parts_each, units));
@@ -297,6 +306,54 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
       tiles.push_back(by_rows ? Tile{b, lo, hi, 0, N} : Tile{b, 0, M, lo, hi});
     }
   return tiles;
+}
+
+// One product cut by rows, its rows handed out as the threads come for them. In the static
+// split every thread gets half the rows (of two), and a parallel region ends when the slower
+// half does. In the larger tiny GPT's training step on 2 threads of an Intel Xeon (AVX-512),
+// the halves of its GEMMs finished apart by 3.6-8.2% of the time the threads spent in them,
+// now the caller's half later, now the worker's (the pool's waits counted region by region,
+// 3 runs); handed out, by 0.6-0.7%, for the same time computing. Each thread packs all of B
+// once (every KC block of it: B is at most kHandOutMaxB floats), then takes the next chunk of
+// rows from a shared counter until none is left, so whichever thread is ahead does more. The
+// chunks shrink as the work runs out, as in OpenMP's guided schedule: each is the tiles left
+// divided by twice the threads, and at least kMinChunkTiles tiles of MR rows, so the last
+// ones are short and the threads finish close together. A chunk's rows go through every KC
+// block of B in turn on one thread, in the same MR-row tiles and the same kernel as on one
+// thread, so the bits are those of the static split and of the serial loops.
+constexpr int64_t kHandOutMaxB = int64_t{1} << 20;  // 4 MiB of packed B per thread
+constexpr int64_t kMinChunkTiles = 4;
+
+void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+                   bool accumulate, int threads, const GemmEpilogue& epilogue, GemmBand band) {
+  const int64_t units = (M + kMR - 1) / kMR;  // MR-row tiles
+  std::vector<int64_t> starts;                // chunk c is tiles [starts[c], starts[c + 1])
+  for (int64_t u = 0; u < units; u += std::max(kMinChunkTiles, (units - u) / (2 * threads)))
+    starts.push_back(u);
+  starts.push_back(units);
+  const int64_t chunks = static_cast<int64_t>(starts.size()) - 1;
+  const int64_t round_n = (N + kNR - 1) / kNR * kNR;
+  const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
+  const FastKernel& kernel = fast_kernel();
+  std::atomic<int64_t> next{0};
+  parallel_for(threads, [&](int64_t) {
+    if (next.load(std::memory_order_relaxed) >= chunks) return;  // came too late: none left
+    float* bp = thread_scratch(Scratch::gemm_b, K * round_n);    // KC block pc at bp + pc round_n
+    for (int64_t pc = 0; pc < K; pc += kKC)
+      pack_b(std::min(kKC, K - pc), N, {B.p + pc * B.row_stride, B.row_stride, B.col_stride},
+             bp + pc * round_n);
+    float* ap = thread_scratch(Scratch::gemm_a, std::min(K, kKC) * round_m);
+    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+      const int64_t m0 = std::min(M, starts[c] * kMR), m1 = std::min(M, starts[c + 1] * kMR);
+      for (int64_t pc = 0; pc < K; pc += kKC) {
+        const int64_t kc = std::min(kKC, K - pc);
+        block_rows(kernel, m1 - m0, N, kc, K,
+                   {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
+                   {nullptr, 0, 0, bp + pc * round_n}, C + m0 * ldc, ldc, accumulate || pc > 0,
+                   pc + kc == K ? epilogue : GemmEpilogue{}, band.at(m0), ap);
+      }
+    }
+  });
 }
 
 // A large single product: one packed copy of each KC x NC panel of B, shared by all threads
@@ -425,6 +482,11 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
                    accumulate, threads, epilogue);
     return;
   }
+  // One product cut by rows whose B fits one packing per thread: rows handed out (above).
+  if (batches == 1 && M > kFewRows && cut_rows(M, N, !a_here) && N <= kNC &&
+      K * ((N + kNR - 1) / kNR * kNR) <= kHandOutMaxB)
+    return hand_out_rows(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
+                         ldc, accumulate, threads, epilogue, band);
   const std::vector<Tile> tiles = split(batches, M, N, threads, !a_here);
   auto run = [&](const Tile& t) {
     fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},

@@ -2,8 +2,10 @@
 //
 // Kernels split their work into a fixed number of parts up front (a static split), and
 // parallel_for runs part t on thread t; the calling thread runs part 0 itself, so a pool of N
-// threads starts N - 1 workers. A static split is what makes results independent of timing:
-// who computes which output is decided by the part index, never by which thread is free first.
+// threads starts N - 1 workers. Results never depend on timing: an output's arithmetic is the
+// same whichever thread computes it. With a static split, who computes which output is decided
+// by the part index; the GEMM also hands the rows of some products to whichever thread is free
+// first (tensor/gemm_fast.cpp, hand_out_rows), which changes who computes a row, never how.
 //
 // The size comes from the environment variable QKV_NUM_THREADS, else the number of hardware
 // threads; set_num_threads changes it (between parallel regions, from the main thread).

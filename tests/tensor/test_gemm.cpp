@@ -247,6 +247,44 @@ TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
     }
 }
 
+// A product cut by rows whose packed B fits 4 MiB per thread hands its rows out in chunks to
+// whichever thread asks next (hand_out_rows in tensor/gemm_fast.cpp), each thread having
+// packed every KC block of B once. Which thread takes which chunk changes from run to run; the
+// bits must not. On 1, 2 and 3 threads, and against step 5: several KC blocks (K = 900 is 384 +
+// 384 + 132; K = 385 ends in a block of 1), a short last tile and a short micro-panel, A
+// row-major (read in place) and transposed 1001 floats apart (packed), B both ways, C added to;
+// and with a bias added as the tiles are stored.
+TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
+  struct Case {
+    int64_t M, N, K;
+    bool ta, tb;
+  };
+  for (Case c : {Case{2048, 128, 900, false, true}, Case{1001, 70, 800, true, false},
+                 Case{999, 33, 385, false, false}}) {
+    const Operand a = make(c.M, c.K, c.ta, 11), b = make(c.K, c.N, c.tb, 12);
+    const std::vector<std::vector<float>> results = on_one_two_three_threads(c.M, c.N, c.K, a, b);
+    std::vector<float> step5(static_cast<size_t>(c.M * c.N), 1.0f);
+    gemm_threaded(c.M, c.N, c.K, a.ref, b.ref, step5.data(), c.N, /*accumulate=*/true);
+    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, M " << c.M;
+    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, M " << c.M;
+    EXPECT_EQ(results[1], step5) << "2 threads vs step 5, M " << c.M;
+    spot_check(results[1], c.N, c.K, a, b, {{0, 0}, {c.M - 1, c.N - 1}, {c.M / 2, 5}});
+  }
+  const int64_t M = 2048, N = 128, K = 900;
+  const Operand a = make(M, K, false, 13), b = make(K, N, true, 14), bias = make(1, N, false, 15);
+  const int before = num_threads();
+  std::vector<std::vector<float>> with_bias;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    std::vector<float> c(static_cast<size_t>(M * N));
+    gemm_epilogue(M, N, K, a.ref, b.ref, c.data(), N, false, {bias.data.data()});
+    with_bias.push_back(c);
+  }
+  set_num_threads(before);
+  EXPECT_EQ(with_bias[0], with_bias[1]) << "with a bias, 1 vs 2 threads";
+  EXPECT_EQ(with_bias[0], with_bias[2]) << "with a bias, 1 vs 3 threads";
+}
+
 // The two packing tests below: a product's sizes and how much wider than its rows or columns a
 // transposed operand is stored, and A @ B into a fresh (M, N) C.
 struct PackCase {
