@@ -36,17 +36,23 @@ struct Problem {
   MatrixRef B() const { return {b.data(), N, 1}; }
 };
 
-// Before timing, hold the result to the naive oracle once (on the first row block).
+// Before timing, hold a result to the naive oracle once (on its first rows).
+void hold_to_oracle(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, const float* c,
+                    int64_t ldc) {
+  const int64_t rows = std::min<int64_t>(M, 8);
+  std::vector<float> ref(rows * N);
+  gemm_naive(rows, N, K, A, B, ref.data(), N, false);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      if (std::fabs(ref[i * N + j] - c[i * ldc + j]) > 1e-3f * K) {
+        std::fprintf(stderr, "bench_matmul: result differs from the oracle at (%ld, %ld)\n",
+                     long(i), long(j));
+        std::abort();
+      }
+}
 void check_against_oracle(Problem& p, GemmFn fn) {
-  const int64_t rows = std::min<int64_t>(p.M, 8);
   fn(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
-  std::vector<float> ref(rows * p.N);
-  gemm_naive(rows, p.N, p.K, p.A(), p.B(), ref.data(), p.N, false);
-  for (int64_t i = 0; i < rows * p.N; ++i)
-    if (std::fabs(ref[i] - p.c[i]) > 1e-3f * p.K) {
-      std::fprintf(stderr, "bench_matmul: result differs from the oracle at %ld\n", long(i));
-      std::abort();
-    }
+  hold_to_oracle(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N);
 }
 
 // The FMA peak of `threads` threads (tensor/fma_peak.h), measured once per run and thread count.
@@ -115,6 +121,7 @@ void BM_MatmulThreads(benchmark::State& state) {
   const int before = num_threads();
   set_num_threads(static_cast<int>(state.range(3)));
   Problem p(state.range(0), state.range(1), state.range(2));
+  check_against_oracle(p, gemm);
   time_product(state, p, num_threads(),
                [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); });
   set_num_threads(before);
@@ -134,6 +141,14 @@ void BM_MatmulAttention(benchmark::State& state) {
   Generator g(1);
   Tensor q = rand({BH, T, D}, &g), k = rand({BH, T, D}, &g), w = rand({BH, T, T}, &g);
   const bool scores = state.range(0) == 0;
+  {  // the first product of the batch against the oracle
+    const Tensor out = scores ? raw::matmul(q, raw::transpose(k, -2, -1)) : raw::matmul(w, q);
+    const MatrixRef q0{q.data_ptr(), D, 1}, kt0{k.data_ptr(), 1, D}, w0{w.data_ptr(), T, 1};
+    if (scores)
+      hold_to_oracle(T, T, D, q0, kt0, out.data_ptr(), T);
+    else
+      hold_to_oracle(T, D, T, w0, q0, out.data_ptr(), D);
+  }
   for (auto _ : state) {
     Tensor out = scores ? raw::matmul(q, raw::transpose(k, -2, -1)) : raw::matmul(w, q);
     benchmark::DoNotOptimize(out.data_ptr());
@@ -145,28 +160,35 @@ void BM_MatmulAttention(benchmark::State& state) {
 }
 BENCHMARK(BM_MatmulAttention)->Arg(0)->Arg(1)->UseRealTime();
 
-// A Linear's weight gradient, dW (M, N) = dY^T (M, 2048) @ X (2048, N), with dY (2048, M) and
-// X (2048, N) row-major as the backward pass has them (A is a transposed view): the tiny
-// GPT's larger config has these at (384, 128) for q, k, v; (128, 128) for o; (512, 128) for
-// fc and (128, 512) for proj.
+// A Linear's weight gradient, dW (M, N) = dY^T (M, K) @ X (K, N), over K tokens, with dY (K, M)
+// and X (K, N) row-major as the backward pass has them (A is a transposed view). The larger
+// tiny GPT (K = 2048 tokens) has these at (128, 128) for each of q, k, v and o, (512, 128) for
+// fc and (128, 512) for proj; (384, 128) is q, k and v stacked as one product. GPT-2 small's
+// shape (K = 4 x 128 = 512 tokens) has them at (768, 768), (3072, 768) and (768, 3072).
 void BM_WeightGrad(benchmark::State& state) {
-  const int64_t M = state.range(0), N = state.range(1), K = 2048;
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
   Generator g(2);
   const std::vector<float> dy = rand({K * M}, &g).to_vector(), x = rand({K * N}, &g).to_vector();
   std::vector<float> c(static_cast<size_t>(M * N));
+  const MatrixRef dy_t{dy.data(), 1, M}, x_rows{x.data(), N, 1};
+  gemm(M, N, K, dy_t, x_rows, c.data(), N, false);
+  hold_to_oracle(M, N, K, dy_t, x_rows, c.data(), N);
   for (auto _ : state) {
-    gemm(M, N, K, {dy.data(), 1, M}, {x.data(), N, 1}, c.data(), N, false);
+    gemm(M, N, K, dy_t, x_rows, c.data(), N, false);
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GFLOPS"] =
       benchmark::Counter(2.0 * M * N * K / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_WeightGrad)
-    ->ArgNames({"M", "N"})
-    ->Args({384, 128})
-    ->Args({128, 128})
-    ->Args({512, 128})
-    ->Args({128, 512})
+    ->ArgNames({"M", "N", "K"})
+    ->Args({384, 128, 2048})
+    ->Args({128, 128, 2048})
+    ->Args({512, 128, 2048})
+    ->Args({128, 512, 2048})
+    ->Args({768, 768, 512})
+    ->Args({3072, 768, 512})
+    ->Args({768, 3072, 512})
     ->UseRealTime();
 
 // Each step of the ladder at 512^3: steps 1-4 on one thread, step 5 and the production gemm
@@ -209,10 +231,13 @@ BENCHMARK(BM_FmaPeak)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 // OpenBLAS at the same shapes, in the same run: the yardstick of the targets.
 void BM_OpenBLAS(benchmark::State& state) {
   Problem p(state.range(0), state.range(1), state.range(2));
-  time_product(state, p, num_threads(), [&] {
+  const auto product = [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p.M, p.N, p.K, 1.0f, p.a.data(), p.K,
                 p.b.data(), p.N, 0.0f, p.c.data(), p.N);
-  });
+  };
+  product();
+  hold_to_oracle(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N);
+  time_product(state, p, num_threads(), product);
 }
 BENCHMARK(BM_OpenBLAS)->Apply(shapes);
 #endif
