@@ -121,15 +121,24 @@ void for_each_row_parallel(int64_t rows, int64_t numel, Body body) {
   });
 }
 
+}  // namespace
+
+LogSumExp log_sum_exp_row(const float* x, int64_t n, float* scratch) {
+  const float m = row_max(x, n);
+  return {m, std::log(exp_and_sum(x, m, scratch, n))};
+}
+
+namespace {
+
 // One contiguous row: m = max, s = sum e^(x - m), then y = e^(x - m) / s (or x - m - log s).
 template <bool kLog, class Length = int64_t>
 void softmax_row(const float* x, float* y, Length n) {
-  const float m = row_max(x, n);
-  const float s = exp_and_sum(x, m, y, n);
   if constexpr (kLog) {
-    const float log_s = std::log(s);
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m - log_s;
+    const LogSumExp s = log_sum_exp_row(x, n, y);
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - s.max - s.log_sum;
   } else {
+    const float m = row_max(x, n);
+    const float s = exp_and_sum(x, m, y, n);
     // Times 1 / s, as torch's softmax over the last dim does (tmp_sum = 1 / tmp_sum, then
     // x * tmp_sum): the same bits as PyTorch where the sums agree, and one division per row
     // instead of one per element.

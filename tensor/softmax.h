@@ -14,6 +14,14 @@ Tensor softmax(const Tensor& a, int64_t dim);
 // log_softmax(x)_i = x_i - m - log(sum_j e^(x_j - m)): never takes the log of a rounded-to-0
 // probability, which is why cross-entropy is built on it rather than on log(softmax(x)).
 Tensor log_softmax(const Tensor& a, int64_t dim);
+// The two numbers log_softmax takes from a row of n: its max m and log(sum_j e^(x_j - m)),
+// computed as log_softmax computes them, so x_i - m - log_sum (in that order, in float) is
+// log_softmax's value bit for bit. e^(x - m) is written to `scratch` (n floats) on the way.
+// cross_entropy takes these per row instead of writing every log-probability out.
+struct LogSumExp {
+  float max, log_sum;
+};
+LogSumExp log_sum_exp_row(const float* x, int64_t n, float* scratch);
 // Attention's causal softmax in one kernel, over the last dim of x (..., T_q, T_k):
 //   softmax(x * scale_mul / scale_div) where key j <= query i + offset, exactly 0 elsewhere
 // (a row with no such key is all 0). Bit-identical to dividing, masking to -inf with

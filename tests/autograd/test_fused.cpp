@@ -1,6 +1,7 @@
 // test_fused.cpp: ops with a hand-written backward agree with the same math composed from
 // primitives, in value and in gradient (their gradchecks are in test_gradcheck.cpp).
 #include "autograd/all.h"
+#include "tensor/vector_math.h"
 #include "tests/testing.h"
 
 namespace qkv {
@@ -129,6 +130,43 @@ TEST(Fused, CrossEntropyBackwardIsTheSameOnOneAndThreeThreads) {
       e = t == -100 ? 0.0f : (e - (j == t ? 1.0f : 0.0f)) * 2.5f / static_cast<float>(kept);
     }
   EXPECT_TRUE(testing::tensor_near(one, from_vector(expected, {N, V}), 1e-7, 1e-5));
+}
+
+// cross_entropy keeps each row's max and log-sum, not the log-probabilities: its loss and its
+// gradient must be, bit for bit, what they are when built from log_softmax's output (the loss
+// -(1/n) sum of logp[t] in double; the gradient (e^logp - onehot) * dout / n), on rows as long
+// as GPT-2's vocabulary, with logits hundreds apart, an ignored row, and logits that are a
+// transposed view.
+TEST(Fused, CrossEntropyGivesTheBitsOfLogSoftmax) {
+  Generator g(9);
+  const int64_t V = 50257;
+  for (const Tensor& x0 : {raw::mul(randn({5, V}, &g), 40.0f),
+                           raw::transpose(raw::mul(randn({V, 3}, &g), 2.0f), 0, 1)}) {
+    const int64_t N = x0.size(0);
+    std::vector<int64_t> ids(static_cast<size_t>(N));
+    for (int64_t i = 0; i < N; ++i) ids[static_cast<size_t>(i)] = i == 1 ? -100 : (i * 7919) % V;
+    const Tensor x = requires_grad_(raw::clone(x0));
+    const Tensor loss = cross_entropy(x, from_vector(ids, {N}));
+    backward(loss, scalar_tensor(1.5f));
+    const std::vector<float> logp = raw::log_softmax(x0, 1).to_vector<float>();
+    double total = 0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < N; ++i)
+      if (ids[static_cast<size_t>(i)] != -100)
+        total -= logp[static_cast<size_t>(i * V + ids[static_cast<size_t>(i)])], ++n;
+    EXPECT_EQ(loss.item(), static_cast<float>(total / static_cast<double>(n)));
+    std::vector<float> expected(logp.size());
+    const float scale = 1.5f / static_cast<float>(n);
+    for (int64_t i = 0; i < N; ++i) {
+      const int64_t t = ids[static_cast<size_t>(i)];
+      for (int64_t j = 0; j < V; ++j) {
+        const size_t at = static_cast<size_t>(i * V + j);
+        expected[at] =
+            t == -100 ? 0.0f : (detail::vector_exp(logp[at]) - (j == t ? 1.0f : 0.0f)) * scale;
+      }
+    }
+    EXPECT_TRUE(testing::tensor_equal(grad(x), from_vector(expected, {N, V})));
+  }
 }
 
 // layer_norm, fused, against the formula composed from primitives, through x, w and b.
