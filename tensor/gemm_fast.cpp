@@ -84,6 +84,9 @@ bool a_in_place(const FastKernel& kernel, MatrixRef A) {
          (A.col_stride == 1 || (A.row_stride == 1 && A.col_stride <= kTransposedAInPlaceMaxLd));
 }
 
+// The width of n columns of B once packed: rounded up to whole micro-panels of NR columns.
+int64_t packed_width(int64_t n) { return (n + kNR - 1) / kNR * kNR; }
+
 // A KC x NC panel of B as the kernel reads it: the micro-panels of columns [0, in_place_to)
 // are B's own rows (ld apart, from `rows`); the others were packed into `packed`, kc x NR each.
 struct BPanel {
@@ -168,7 +171,7 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
   }
   const bool b_in_place =
       B.col_stride == 1 && ((N == kNR && M <= 2 * kMC) || M * N * K < kParallelMinWork);
-  const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
+  const int64_t round_n = packed_width(std::min(N, kNC));
   const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
   float* bp = thread_scratch(Scratch::gemm_b, std::min(K, kKC) * round_n);
   float* ap = thread_scratch(Scratch::gemm_a, std::min(K, kKC) * round_m);
@@ -324,6 +327,13 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
 constexpr int64_t kHandOutMaxB = int64_t{1} << 20;  // 4 MiB of packed B per thread
 constexpr int64_t kMinChunkTiles = 4;
 
+// Whether hand_out_rows takes a product: one product of more than a few rows, which split
+// would cut by rows, with all of B packed (every KC block of it) within kHandOutMaxB.
+bool hands_out_rows(int64_t batches, int64_t M, int64_t N, int64_t K, bool a_packed) {
+  return batches == 1 && M > kFewRows && cut_rows(M, N, a_packed) && N <= kNC &&
+         K * packed_width(N) <= kHandOutMaxB;
+}
+
 void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, int threads, const GemmEpilogue& epilogue, GemmBand band) {
   const int64_t units = (M + kMR - 1) / kMR;  // MR-row tiles
@@ -332,7 +342,7 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
     starts.push_back(u);
   starts.push_back(units);
   const int64_t chunks = static_cast<int64_t>(starts.size()) - 1;
-  const int64_t round_n = (N + kNR - 1) / kNR * kNR;
+  const int64_t round_n = packed_width(N);
   const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
   const FastKernel& kernel = fast_kernel();
   std::atomic<int64_t> next{0};
@@ -364,7 +374,7 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
 // duplicate packing and the second stream of B through memory.
 void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
                     int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
-  const int64_t round_n = (std::min(N, kNC) + kNR - 1) / kNR * kNR;
+  const int64_t round_n = packed_width(std::min(N, kNC));
   float* bp = thread_scratch(Scratch::gemm_shared_b, std::min(K, kKC) * round_n);
   const int64_t units = (M + kMR - 1) / kMR;
   const int64_t parts = std::min<int64_t>(threads, units);
@@ -483,8 +493,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
     return;
   }
   // One product cut by rows whose B fits one packing per thread: rows handed out (above).
-  if (batches == 1 && M > kFewRows && cut_rows(M, N, !a_here) && N <= kNC &&
-      K * ((N + kNR - 1) / kNR * kNR) <= kHandOutMaxB)
+  if (hands_out_rows(batches, M, N, K, !a_here))
     return hand_out_rows(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
                          ldc, accumulate, threads, epilogue, band);
   const std::vector<Tile> tiles = split(batches, M, N, threads, !a_here);
