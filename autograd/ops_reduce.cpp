@@ -194,7 +194,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   // Every target ignored: 0 / 0 = NaN, as torch.
   Tensor loss = scalar_tensor(static_cast<float>(total / static_cast<double>(n)));
   return record("NllLossBackward0", loss, {logits},
-                [x = SavedTensor(x), lse = std::move(lse), t = std::move(t), n, ignore_index, V](const Tensor& dout) -> Grads {
+                [x = SavedTensor(x), lse = std::move(lse), t = std::move(t), n, ignore_index,
+                 V](const Tensor& dout) -> Grads {
                   // Row by row, split between the threads: softmax as e^(log_softmax), minus
                   // the one-hot, times dout / n. The exp is the vectorised one: 512 rows of
                   // GPT-2's 50257 logits take 12-14 ms so on 2 cores of an Intel Xeon, and took

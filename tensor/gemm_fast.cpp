@@ -85,7 +85,9 @@ bool a_in_place(const FastKernel& kernel, MatrixRef A) {
 }
 
 // The width of n columns of B once packed: rounded up to whole micro-panels of NR columns.
-int64_t packed_width(int64_t n) { return (n + kNR - 1) / kNR * kNR; }
+int64_t packed_width(int64_t n) {
+  return (n + kNR - 1) / kNR * kNR;
+}
 
 // A KC x NC panel of B as the kernel reads it: the micro-panels of columns [0, in_place_to)
 // are B's own rows (ld apart, from `rows`); the others were packed into `packed`, kc x NR each.
