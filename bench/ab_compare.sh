@@ -27,6 +27,8 @@
 #   bash bench/ab_compare.sh HEAD . 5 bench_matmul 'BM_Matmul/M:(512|2048)/K:768/N:3072/' GFLOPS
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# (Empty arrays are passed on as ${a[@]+"${a[@]}"}: macOS's bash 3.2 calls "${a[@]}" of an
+# empty array an unbound variable under set -u.)
 
 usage="usage: ab_compare.sh REV_A REV_B ROUNDS BENCH FILTER [COLUMN] [-- BENCH_ARGS...]"
 [[ $# -ge 5 ]] || { echo "$usage" >&2; exit 2; }
@@ -59,7 +61,7 @@ build() {
     fi
   fi
   bin=$src/build/ab
-  (cd "$src" && cmake --preset release -B "$bin" "${cmake_args[@]}" >&2 &&
+  (cd "$src" && cmake --preset release -B "$bin" ${cmake_args[@]+"${cmake_args[@]}"} >&2 &&
      cmake --build "$bin" --target "$bench" >&2)
   [[ -x $bin/bench/$bench ]] || { echo "ab_compare.sh: no program $bin/bench/$bench" >&2; return 2; }
   echo "$bin/bench/$bench"
@@ -71,7 +73,7 @@ program_b=$(build "$rev_b")
 # One run: prints "name value" for every row of the CSV output, value from column $column.
 run() {
   local csv
-  csv=$("$1" --benchmark_filter="$filter" --benchmark_format=csv "${bench_args[@]}" 2>/dev/null)
+  csv=$("$1" --benchmark_filter="$filter" --benchmark_format=csv ${bench_args[@]+"${bench_args[@]}"} 2>/dev/null)
   grep -q '^name,' <<< "$csv" ||
     { echo "ab_compare.sh: '$filter' matched no benchmark of $1" >&2; return 2; }
   awk -F, -v col="$column" '
