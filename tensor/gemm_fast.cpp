@@ -88,6 +88,10 @@ bool a_in_place(const FastKernel& kernel, MatrixRef A) {
 int64_t packed_width(int64_t n) {
   return (n + kNR - 1) / kNR * kNR;
 }
+// The height of m rows of A once packed: rounded up to whole panels of MR rows.
+int64_t packed_height(int64_t m) {
+  return (m + kMR - 1) / kMR * kMR;
+}
 
 // A KC x NC panel of B as the kernel reads it: the micro-panels of columns [0, in_place_to)
 // are B's own rows (ld apart, from `rows`); the others were packed into `packed`, kc x NR each.
@@ -174,7 +178,7 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
   const bool b_in_place =
       B.col_stride == 1 && ((N == kNR && M <= 2 * kMC) || M * N * K < kParallelMinWork);
   const int64_t round_n = packed_width(std::min(N, kNC));
-  const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
+  const int64_t round_m = packed_height(std::min(M, kMC));
   float* bp = thread_scratch(Scratch::gemm_b, std::min(K, kKC) * round_n);
   float* ap = thread_scratch(Scratch::gemm_a, std::min(K, kKC) * round_m);
   for (int64_t jc = 0; jc < N; jc += kNC) {
@@ -345,7 +349,7 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
   starts.push_back(units);
   const int64_t chunks = static_cast<int64_t>(starts.size()) - 1;
   const int64_t round_n = packed_width(N);
-  const int64_t round_m = (std::min(M, kMC) + kMR - 1) / kMR * kMR;
+  const int64_t round_m = packed_height(std::min(M, kMC));
   const FastKernel& kernel = fast_kernel();
   std::atomic<int64_t> next{0};
   parallel_for(threads, [&](int64_t) {
@@ -402,8 +406,7 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
       parallel_for(parts, [&](int64_t part) {
         const int64_t m0 = std::min(M, units * part / parts * kMR);
         const int64_t m1 = std::min(M, units * (part + 1) / parts * kMR);
-        float* ap =
-            thread_scratch(Scratch::gemm_a, kc * ((std::min(m1 - m0, kMC) + kMR - 1) / kMR * kMR));
+        float* ap = thread_scratch(Scratch::gemm_a, kc * packed_height(std::min(m1 - m0, kMC)));
         block_rows(kernel, m1 - m0, nc, kc, K,
                    {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
                    {nullptr, 0, 0, bp}, C + m0 * ldc + jc, ldc, add,
