@@ -75,7 +75,8 @@ run() {
   local csv
   csv=$("$1" --benchmark_filter="$filter" --benchmark_format=csv ${bench_args[@]+"${bench_args[@]}"} 2>/dev/null)
   grep -q '^name,' <<< "$csv" ||
-    { echo "ab_compare.sh: '$filter' matched no benchmark of $1" >&2; return 2; }
+    { echo "ab_compare.sh: $1 printed no results: '$filter' matched no benchmark, or it" \
+        "failed (run it by hand with that filter to see its errors)" >&2; return 2; }
   awk -F, -v col="$column" '
     $1 == "name" { for (i = 1; i <= NF; ++i) { h = $i; gsub(/"/, "", h); if (h == col) c = i } next }
     c == 0 { next }
