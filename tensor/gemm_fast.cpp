@@ -39,11 +39,17 @@
 //                   whichever thread asks next (hand_out_rows)       the time; the tiny GPT's
 //                                                                    shapes level on a quiet
 //                                                                    host, +2-13% on a busy one
+// rows owned,       shared B's products in one row range per thread  the pool's waits in GPT-2
+// then taken        end when the slower thread does: each takes its  small's step 6.3% -> 2.5%;
+//                   own range in chunks, then the chunks left in     its M = 512 products and
+//                   the others' (shared_b_loops)                     2048^3 +2-21% on a busy
+//                                                                    host
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
 // names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
 // a fixed order of their own, the same on any thread count.)
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <vector>
 
 #include "tensor/error.h"
@@ -324,14 +330,24 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
 // now the caller's half later, now the worker's (the pool's waits counted region by region,
 // 3 runs); handed out, by 0.6-0.7%, for the same time computing. Each thread packs all of B
 // once (every KC block of it: B is at most kHandOutMaxB floats), then takes the next chunk of
-// rows from a shared counter until none is left, so whichever thread is ahead does more. The
-// chunks shrink as the work runs out, as in OpenMP's guided schedule: each is the tiles left
-// divided by twice the threads, and at least kMinChunkTiles tiles of MR rows, so the last
-// ones are short and the threads finish close together. A chunk's rows go through every KC
-// block of B in turn on one thread, in the same MR-row tiles and the same kernel as on one
-// thread, so the bits are those of the static split and of the serial loops.
+// rows (row_chunks) from a shared counter until none is left, so whichever thread is ahead
+// does more. A chunk's rows go through every KC block of B in turn on one thread, in the same
+// MR-row tiles and the same kernel as on one thread, so the bits are those of the static split
+// and of the serial loops.
 constexpr int64_t kHandOutMaxB = int64_t{1} << 20;  // 4 MiB of packed B per thread
 constexpr int64_t kMinChunkTiles = 4;
+
+// The chunks in which `units` MR-row tiles are handed out to `threads` threads: chunk c is
+// tiles [starts[c], starts[c + 1]). They shrink as the work runs out, as in OpenMP's guided
+// schedule: each is the tiles left divided by twice the threads, and at least kMinChunkTiles,
+// so the last ones are short and the threads finish close together.
+std::vector<int64_t> row_chunks(int64_t units, int64_t threads) {
+  std::vector<int64_t> starts;
+  for (int64_t u = 0; u < units; u += std::max(kMinChunkTiles, (units - u) / (2 * threads)))
+    starts.push_back(u);
+  starts.push_back(units);
+  return starts;
+}
 
 // Whether hand_out_rows takes a product: one product of more than a few rows, which split
 // would cut by rows, with all of B packed (every KC block of it) within kHandOutMaxB.
@@ -342,11 +358,7 @@ bool hands_out_rows(int64_t batches, int64_t M, int64_t N, int64_t K, bool a_pac
 
 void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, int threads, const GemmEpilogue& epilogue, GemmBand band) {
-  const int64_t units = (M + kMR - 1) / kMR;  // MR-row tiles
-  std::vector<int64_t> starts;                // chunk c is tiles [starts[c], starts[c + 1])
-  for (int64_t u = 0; u < units; u += std::max(kMinChunkTiles, (units - u) / (2 * threads)))
-    starts.push_back(u);
-  starts.push_back(units);
+  const std::vector<int64_t> starts = row_chunks((M + kMR - 1) / kMR, threads);
   const int64_t chunks = static_cast<int64_t>(starts.size()) - 1;
   const int64_t round_n = packed_width(N);
   const int64_t round_m = packed_height(std::min(M, kMC));
@@ -373,17 +385,32 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
 }
 
 // A large single product: one packed copy of each KC x NC panel of B, shared by all threads
-// (all of them packing it), instead of a copy per thread; the threads then take whole
-// MR-aligned row ranges of C, each reading its rows of A in place, or packing them, as
-// packed_loops does (block_rows). Every element of C still sees the same KC blocks through the
-// same kernel, so the result is bit-identical to the serial one. What it saves is the
-// duplicate packing and the second stream of B through memory.
+// (all of them packing it), instead of a copy per thread; the threads then compute the panel's
+// rows of C, each reading its rows of A in place, or packing them, as packed_loops does
+// (block_rows). Every element of C still sees the same KC blocks through the same kernel, so
+// the result is bit-identical to the serial one. What it saves is the duplicate packing and
+// the second stream of B through memory.
+//
+// Each thread owns an MR-aligned range of rows, the same for every panel (its rows of A and C
+// stay in its own caches), and takes it in shrinking chunks (row_chunks); a thread done with
+// its own range takes the chunks still left in the others'. A range per thread and no more
+// had the threads finish apart wherever one core ran slower than the other: in GPT-2 small's
+// training step on 2 threads of a busy Intel Xeon (AVX-512), the worker waited for 10% of its
+// time, most of it at the end of these products (perf record, samples by parallel region);
+// with the chunks left taken by whichever thread is free, 1%.
 void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
                     int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
   const int64_t round_n = packed_width(std::min(N, kNC));
   float* bp = thread_scratch(Scratch::gemm_shared_b, std::min(K, kKC) * round_n);
   const int64_t units = (M + kMR - 1) / kMR;
   const int64_t parts = std::min<int64_t>(threads, units);
+  std::vector<std::vector<int64_t>> chunk_starts;  // part p's range of tiles, in chunks
+  for (int64_t p = 0; p < parts; ++p) {
+    const int64_t lo = units * p / parts;
+    chunk_starts.push_back(row_chunks(units * (p + 1) / parts - lo, 1));
+    for (int64_t& start : chunk_starts.back()) start += lo;
+  }
+  const std::unique_ptr<std::atomic<int64_t>[]> next(new std::atomic<int64_t>[parts]);
   const FastKernel& kernel = fast_kernel();
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
@@ -403,14 +430,22 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
                  {B.p + pc * B.row_stride + (jc + j0) * B.col_stride, B.row_stride, B.col_stride},
                  bp + j0 * kc);
       });
+      for (int64_t q = 0; q < parts; ++q) next[q].store(0, std::memory_order_relaxed);
       parallel_for(parts, [&](int64_t part) {
-        const int64_t m0 = std::min(M, units * part / parts * kMR);
-        const int64_t m1 = std::min(M, units * (part + 1) / parts * kMR);
-        float* ap = thread_scratch(Scratch::gemm_a, kc * packed_height(std::min(m1 - m0, kMC)));
-        block_rows(kernel, m1 - m0, nc, kc, K,
-                   {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
-                   {nullptr, 0, 0, bp}, C + m0 * ldc + jc, ldc, add,
-                   last ? epilogue.at(jc) : GemmEpilogue{}, {}, ap);
+        float* ap = thread_scratch(Scratch::gemm_a, kc * packed_height(std::min(M, kMC)));
+        for (int64_t q = 0; q < parts; ++q) {  // its own range first, then the others'
+          const int64_t owner = (part + q) % parts;
+          const std::vector<int64_t>& starts = chunk_starts[owner];
+          const int64_t chunks = static_cast<int64_t>(starts.size()) - 1;
+          for (int64_t c; (c = next[owner].fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+            const int64_t m0 = std::min(M, starts[c] * kMR);
+            const int64_t m1 = std::min(M, starts[c + 1] * kMR);
+            block_rows(kernel, m1 - m0, nc, kc, K,
+                       {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
+                       {nullptr, 0, 0, bp}, C + m0 * ldc + jc, ldc, add,
+                       last ? epilogue.at(jc) : GemmEpilogue{}, {}, ap);
+          }
+        }
       });
     }
   }

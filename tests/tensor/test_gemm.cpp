@@ -230,7 +230,8 @@ TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
 // packing B). 512 x 700 x 771 (2.8 x 10^8; 512 rows end in a short panel of 2, 771 columns in
 // a short micro-panel, 700 terms cross a KC block), with A and B each row-major and
 // transposed, must give the same bits on 1, 2 and 3 threads, and step 5's, which packs
-// everything.
+// everything. Each thread owns a range of rows and may take chunks of the others' (whichever
+// thread is free first), which must change no bits.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
   const int64_t M = 512, K = 700, N = 771;
   ASSERT_GE(M * N * K, int64_t{1} << 28);
@@ -245,6 +246,23 @@ TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
       EXPECT_EQ(results[1], step5) << "2 threads vs step 5, ta " << ta << ", tb " << tb;
       spot_check(results[1], N, K, a, b, {{0, 0}, {511, 770}, {257, 5}});
     }
+  // With a bias added as the tiles are stored (Linear's epilogue, as GPT-2's products at
+  // M = 512 use it): the same bits on 1, 2 and 3 threads, and those of the product with the
+  // bias added afterwards.
+  const Operand a = make(M, K, false, 16), b = make(K, N, true, 17), bias = make(1, N, false, 18);
+  const int before = num_threads();
+  std::vector<float> then_added(static_cast<size_t>(M * N));
+  gemm(M, N, K, a.ref, b.ref, then_added.data(), N, false);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      then_added[static_cast<size_t>(i * N + j)] += bias.data[static_cast<size_t>(j)];
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    std::vector<float> c(static_cast<size_t>(M * N));
+    gemm_epilogue(M, N, K, a.ref, b.ref, c.data(), N, false, {bias.data.data()});
+    EXPECT_EQ(c, then_added) << "with a bias, " << threads << " threads";
+  }
+  set_num_threads(before);
 }
 
 // A product cut by rows whose packed B fits 4 MiB per thread hands its rows out in chunks to
