@@ -12,8 +12,9 @@
 #
 # REV_A, REV_B: git revisions (a commit, a branch, HEAD~1), each built in a worktree of its own
 #     under $AB_DIR (default /tmp/qkv_ab), or "." for this checkout as it is, uncommitted
-#     changes included, built in build/ab. The worktrees are kept for the next comparison
-#     (git worktree list shows them; git worktree remove takes one away).
+#     changes included, built in build/ab (build/ab-N with AB_CMAKE_ARGS, N a checksum of
+#     them). The worktrees are kept for the next comparison (git worktree list shows them; git
+#     worktree remove takes one away).
 # BENCH: a benchmark program (bench_matmul, bench_attention, bench_autograd, bench_generate).
 # FILTER: its --benchmark_filter.
 # COLUMN: what to compare, a column of Google Benchmark's CSV output: real_time (the default),
@@ -44,6 +45,10 @@ bench_args=("$@")
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "ab_compare.sh: ROUNDS must be a positive integer, got '$rounds'" >&2; exit 2; }
 ab_dir=${AB_DIR:-/tmp/qkv_ab}
 read -r -a cmake_args <<< "${AB_CMAKE_ARGS:-}"
+# A build folder per set of flags: CMake keeps a folder's flags in its cache, so a run without
+# AB_CMAKE_ARGS in a folder configured with them would build with them still.
+build_name=ab
+[[ -z ${AB_CMAKE_ARGS:-} ]] || build_name=ab-$(printf '%s' "$AB_CMAKE_ARGS" | cksum | cut -d' ' -f1)
 
 # Builds revision $1 (or this checkout for ".") and prints the path of its benchmark program.
 build() {
@@ -60,7 +65,7 @@ build() {
       git worktree add --detach "$src" "$sha" >&2
     fi
   fi
-  bin=$src/build/ab
+  bin=$src/build/$build_name
   (cd "$src" && cmake --preset release -B "$bin" ${cmake_args[@]+"${cmake_args[@]}"} >&2 &&
      cmake --build "$bin" --target "$bench" >&2)
   [[ -x $bin/bench/$bench ]] || { echo "ab_compare.sh: no program $bin/bench/$bench" >&2; return 2; }
