@@ -185,7 +185,7 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   set_num_threads(before);
 }
 
-// The two shared-B tests below: C = 1 + A @ B on 1, 2 and 3 threads (the caller's count
+// The threaded tests below: C = 1 + A @ B on 1, 2 and 3 threads (the caller's count
 // restored after), and a few entries of it against the dot product in double.
 std::vector<std::vector<float>> on_one_two_three_threads(int64_t M, int64_t N, int64_t K,
                                                          const Operand& a, const Operand& b) {
@@ -195,6 +195,23 @@ std::vector<std::vector<float>> on_one_two_three_threads(int64_t M, int64_t N, i
     set_num_threads(threads);
     std::vector<float> c(static_cast<size_t>(M * N), 1.0f);
     gemm(M, N, K, a.ref, b.ref, c.data(), N, /*accumulate=*/true);
+    results.push_back(c);
+  }
+  set_num_threads(before);
+  return results;
+}
+// C = A @ B + bias, the bias added as the tiles are stored (gemm_epilogue, as Linear does), into
+// a fresh C on 1, 2 and 3 threads (the caller's count restored after).
+std::vector<std::vector<float>> with_bias_on_one_two_three_threads(int64_t M, int64_t N, int64_t K,
+                                                                   const Operand& a,
+                                                                   const Operand& b,
+                                                                   const Operand& bias) {
+  const int before = num_threads();
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    std::vector<float> c(static_cast<size_t>(M * N));
+    gemm_epilogue(M, N, K, a.ref, b.ref, c.data(), N, false, {bias.data.data()});
     results.push_back(c);
   }
   set_num_threads(before);
@@ -247,22 +264,18 @@ TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
       spot_check(results[1], N, K, a, b, {{0, 0}, {511, 770}, {257, 5}});
     }
   // With a bias added as the tiles are stored (Linear's epilogue, as GPT-2's products at
-  // M = 512 use it): the same bits on 1, 2 and 3 threads, and those of the product with the
-  // bias added afterwards.
+  // M = 512 use it): on 1, 2 and 3 threads, the bits of step 5's product with the bias added
+  // afterwards.
   const Operand a = make(M, K, false, 16), b = make(K, N, true, 17), bias = make(1, N, false, 18);
-  const int before = num_threads();
   std::vector<float> then_added(static_cast<size_t>(M * N));
-  gemm(M, N, K, a.ref, b.ref, then_added.data(), N, false);
+  gemm_threaded(M, N, K, a.ref, b.ref, then_added.data(), N, /*accumulate=*/false);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j)
       then_added[static_cast<size_t>(i * N + j)] += bias.data[static_cast<size_t>(j)];
-  for (int threads : {1, 2, 3}) {
-    set_num_threads(threads);
-    std::vector<float> c(static_cast<size_t>(M * N));
-    gemm_epilogue(M, N, K, a.ref, b.ref, c.data(), N, false, {bias.data.data()});
-    EXPECT_EQ(c, then_added) << "with a bias, " << threads << " threads";
-  }
-  set_num_threads(before);
+  const std::vector<std::vector<float>> with_bias =
+      with_bias_on_one_two_three_threads(M, N, K, a, b, bias);
+  for (size_t t = 0; t < with_bias.size(); ++t)
+    EXPECT_EQ(with_bias[t], then_added) << "with a bias, " << t + 1 << " threads";
 }
 
 // A product cut by rows whose packed B fits 4 MiB per thread hands its rows out in chunks to
@@ -290,15 +303,8 @@ TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
   }
   const int64_t M = 2048, N = 128, K = 900;
   const Operand a = make(M, K, false, 13), b = make(K, N, true, 14), bias = make(1, N, false, 15);
-  const int before = num_threads();
-  std::vector<std::vector<float>> with_bias;
-  for (int threads : {1, 2, 3}) {
-    set_num_threads(threads);
-    std::vector<float> c(static_cast<size_t>(M * N));
-    gemm_epilogue(M, N, K, a.ref, b.ref, c.data(), N, false, {bias.data.data()});
-    with_bias.push_back(c);
-  }
-  set_num_threads(before);
+  const std::vector<std::vector<float>> with_bias =
+      with_bias_on_one_two_three_threads(M, N, K, a, b, bias);
   EXPECT_EQ(with_bias[0], with_bias[1]) << "with a bias, 1 vs 2 threads";
   EXPECT_EQ(with_bias[0], with_bias[2]) << "with a bias, 1 vs 3 threads";
 }
