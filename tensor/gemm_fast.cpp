@@ -42,8 +42,8 @@
 // rows owned,       shared B's products in one row range per thread  the pool's waits in GPT-2
 // then taken        end when the slower thread does: each takes its  small's step 6.3% -> 2.5%;
 //                   own range in chunks, then the chunks left in     its M = 512 products and
-//                   the others' (shared_b_loops)                     2048^3 +2-21% on a busy
-//                                                                    host
+//                   the others' (shared_b_loops)                     2048^3 0.99-1.21x on a
+//                                                                    busy host; the step level
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
 // names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
 // a fixed order of their own, the same on any thread count.)
