@@ -46,8 +46,8 @@ Tensor empty_heads(const Dims& d) {
   return transpose(Tensor::empty({d.B, d.T, d.H, d.D}), 1, 2);
 }
 
-// body(n) for every (batch, head) pair n = b * H + h, in one contiguous run of pairs per
-// thread (enough work to pay for waking the pool, else on the calling thread).
+// body(n) for every (batch, head) pair n = b * H + h, the pairs handed out to the threads in
+// runs (parallel_ranges; enough work to pay for waking the pool, else on the calling thread).
 template <class Body>
 void for_pairs(const Dims& d, Body body) {
   const int64_t pairs = d.B * d.H;

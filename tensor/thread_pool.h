@@ -1,11 +1,11 @@
 // thread_pool.h: the one pool of worker threads the whole library shares.
 //
-// Kernels split their work into a fixed number of parts up front (a static split), and
-// parallel_for runs part t on thread t; the calling thread runs part 0 itself, so a pool of N
-// threads starts N - 1 workers. Results never depend on timing: an output's arithmetic is the
-// same whichever thread computes it. With a static split, who computes which output is decided
-// by the part index; the GEMM also hands the rows of some products to whichever thread is free
-// first (tensor/gemm_fast.cpp, hand_out_rows), which changes who computes a row, never how.
+// parallel_for runs a fixed number of parts, part t on thread t (a static split); the calling
+// thread runs part 0 itself, so a pool of N threads starts N - 1 workers. parallel_ranges, on
+// top of it, hands ranges of units to whichever thread is free, and so do the GEMM's
+// threaded loops for some products (tensor/gemm_fast.cpp, hand_out_rows). Results never
+// depend on timing: an output's arithmetic is the same whichever thread computes it, so
+// handing work out changes who computes an output, never how.
 //
 // The size comes from the environment variable QKV_NUM_THREADS, else the number of hardware
 // threads; set_num_threads changes it (between parallel regions, from the main thread).
@@ -56,16 +56,22 @@ int64_t threads_with_scratch();
 // Below this many elements of cheap per-element work, waking the pool costs more than it saves.
 constexpr int64_t kParallelElements = int64_t{1} << 15;
 
-// Runs body(begin, end) over [0, units) in one contiguous range per thread (at most one per
-// unit), or as one range on the calling thread when the work is not worth waking the pool
-// for. Which range a unit lands in depends on the thread count, so body must give each unit
-// the same result whichever range holds it: units are rows, columns, blocks or pairs whose
-// outputs are their own.
+// Runs body(begin, end) over [0, units) on the pool, or as one range on the calling thread
+// when the work is not worth waking the pool for. Each thread starts on a contiguous range of
+// its own (part t of [0, units) cut in num_threads() parts) and takes it a chunk at a time; a
+// thread done with its own takes the chunks left in the others' (hand_out_ranges). So a region
+// ends when its work does, not when the slower thread does, and each thread still works mostly
+// where it did in the region before (its cache holds that). Which range a unit lands in
+// depends on the thread count and on timing, so body must give each unit the same result
+// whichever range holds it: units are rows, columns, blocks or pairs whose outputs are their
+// own.
+void hand_out_ranges(int64_t units, int64_t parts,
+                     const std::function<void(int64_t, int64_t)>& body);
 template <class Body>
 void parallel_ranges(int64_t units, bool worth_it, Body body) {
   const int64_t parts = worth_it ? std::min<int64_t>(num_threads(), units) : 1;
   if (parts <= 1) return body(int64_t{0}, units);
-  parallel_for(parts, [&](int64_t p) { body(units * p / parts, units * (p + 1) / parts); });
+  hand_out_ranges(units, parts, [&](int64_t begin, int64_t end) { body(begin, end); });
 }
 
 // Elementwise work over [0, n), split once there are kParallelElements elements.

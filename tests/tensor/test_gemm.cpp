@@ -1,8 +1,11 @@
 // test_gemm.cpp: every step of the GEMM ladder, and the production path, held to the naive
 // oracle on awkward shapes, through transposed operands, with accumulation, and bit-identical
 // on 1, 2 and 3 threads.
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "tensor/gemm_kernel.h"
 #include "tests/testing.h"
@@ -525,6 +528,44 @@ TEST(GemmThreads, PoolRunsEveryPartOnceAndRethrows) {
   EXPECT_EQ(inner, 3);
   set_num_threads(before);
   EXPECT_TRUE(testing::throws_error([] { set_num_threads(0); }, {"set_num_threads", "got 0"}));
+}
+
+// parallel_ranges hands each thread's range out in chunks, and a thread done with its own
+// takes what is left of the others': every unit still runs exactly once, in ranges inside
+// [0, units), however the threads are timed.
+TEST(GemmThreads, ParallelRangesRunEveryUnitOnceAndShareALateThreadsWork) {
+  const int before = num_threads();
+  for (int threads : {1, 2, 3})
+    for (int64_t units : {1, 2, 3, 7, 100, 1000, 100003}) {
+      set_num_threads(threads);
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(units));
+      std::atomic<bool> bad_range{false};
+      parallel_ranges(units, true, [&](int64_t begin, int64_t end) {
+        if (begin < 0 || end > units || begin >= end) bad_range = true;
+        for (int64_t u = begin; u < std::min(end, units); ++u) ++hits[static_cast<size_t>(u)];
+      });
+      EXPECT_FALSE(bad_range) << units << " units on " << threads << " threads";
+      for (int64_t u = 0; u < units; ++u)
+        ASSERT_EQ(hits[static_cast<size_t>(u)].load(), 1)
+            << "unit " << u << " of " << units << " on " << threads << " threads";
+    }
+  // The calling thread stalls in its first chunk (units [0, 250) of its range [0, 500)) until
+  // another thread has run a unit of that range, or 10 s pass: the worker, done with [500,
+  // 1000), must take the rest of the caller's range.
+  set_num_threads(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int64_t> taken_from_caller{0};
+  parallel_ranges(1000, true, [&](int64_t begin, int64_t end) {
+    if (std::this_thread::get_id() != caller && begin < 500)
+      taken_from_caller += std::min<int64_t>(end, 500) - begin;
+    if (begin == 0) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (taken_from_caller.load() == 0 && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  EXPECT_GT(taken_from_caller.load(), 0) << "the worker never took the stalled caller's units";
+  set_num_threads(before);
 }
 
 // GemmBand: an A with a triangle of exact zeros, as causal attention's P and dS (and their
