@@ -481,6 +481,10 @@ void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
                    bool accumulate, int64_t chunks, const GemmEpilogue& epilogue) {
   // The calling thread's, shared with the pool below.
   float* scratch = thread_scratch(Scratch::gemm_k_split, (chunks - 1) * M * N);
+  // One chunk per thread, or row ranges of one where there are more threads. A range runs
+  // packed_loops, as the whole chunk does on one thread: fast_loops would send a range of up
+  // to kFewRows rows (the last of M = 9 cut in two) to few_rows, whose sums run in another
+  // order, and 3 threads would not give 1 thread's bits.
   const int64_t units = (M + kMR - 1) / kMR;
   const int64_t row_parts = std::min<int64_t>(units, (num_threads() + chunks - 1) / chunks);
   parallel_for(chunks * row_parts, [&](int64_t t) {
@@ -489,10 +493,10 @@ void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
     const int64_t m0 = std::min(M, units * p / row_parts * kMR);
     const int64_t m1 = std::min(M, units * (p + 1) / row_parts * kMR);
     float* out = c == 0 ? C + m0 * ldc : scratch + (c - 1) * M * N + m0 * N;
-    fast_loops(m1 - m0, N, k1 - k0,
-               {A.p + m0 * A.row_stride + k0 * A.col_stride, A.row_stride, A.col_stride},
-               {B.p + k0 * B.row_stride, B.row_stride, B.col_stride}, out, c == 0 ? ldc : N,
-               c == 0 && accumulate, {});
+    packed_loops(m1 - m0, N, k1 - k0,
+                 {A.p + m0 * A.row_stride + k0 * A.col_stride, A.row_stride, A.col_stride},
+                 {B.p + k0 * B.row_stride, B.row_stride, B.col_stride}, out, c == 0 ? ldc : N,
+                 c == 0 && accumulate, fast_kernel());
   });
   // C += chunk 1, then += chunk 2, ...: element by element, in chunk order; then the epilogue.
   parallel_ranges(M, M * N >= kParallelElements, [&](int64_t r0, int64_t r1) {

@@ -158,8 +158,10 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   for (Dims d : {Dims{128, 512, 300}, Dims{300, 70, 200}, Dims{600, 70, 200}, Dims{520, 600, 64}})
     check_threads(d, true, 7);
   // ... and over K >= 2048, summed in K chunks: 2 (K = 2500, an odd cut at 1250), 4 (K = 4500)
-  // and the most there are (K = 9000 still makes 4), whose count must not follow the threads.
-  for (Dims d : {Dims{130, 70, 2500}, Dims{7, 33, 4500}, Dims{50, 20, 9000}})
+  // and the most there are (K = 9000 still makes 4), whose count must not follow the threads;
+  // on 3 threads, M = 9 has each of its 2 chunks cut into rows [0, 6) and [6, 9), a range of
+  // 3 rows that must still give 1 thread's bits.
+  for (Dims d : {Dims{130, 70, 2500}, Dims{7, 33, 4500}, Dims{50, 20, 9000}, Dims{9, 1000, 2100}})
     check_threads(d, true, 8);
   // Batched matmul too (the attention shapes split over batches, not rows).
   Generator g(6);
