@@ -298,7 +298,9 @@ void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn) {
 // slower half does. So each part's range is taken in chunks, from a counter of its own: half
 // of what is left, down to a 32nd of the range, so the first chunks are large (few claims)
 // and the last ones short (the threads finish close together). A thread works through its own
-// part's chunks, then through the others' in turn.
+// part's chunks, then through the others' in turn. In profiles of that step the pool's waits
+// went from 6.45% to 5.29% of the samples (medians of 5); the step itself was level within
+// the host's noise (bench/README.md, "Ranges handed out").
 namespace {
 struct alignas(64) Part {  // a cache line each: the threads claim from different parts
   std::atomic<int64_t> next;
