@@ -464,8 +464,9 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
 // one thread runs the same chunks in turn. So the bits are the same on 1, 2 or N threads, though
 // not those of one unbroken sum (it is a different, equally valid order of the additions).
 // Alone these products got 1-7% faster; a training step of the larger config, 2-4% (bench/README).
-// Handing a chunk's rows out to a thread done with its own (each chunk's B packed whole) made
-// them 18-22% slower: a piece of rows then sweeps all of its chunk's packed B (bench/README).
+// Handing a chunk's rows out to a thread done with its own (each chunk's B packed whole) cut
+// their GFLOP/s by 18-22% at three of the larger config's four shapes: a piece of rows then
+// sweeps all of its chunk's packed B (bench/README).
 constexpr int64_t kKChunk = 1024, kMaxKChunks = 4;
 
 // How many K chunks a product is summed in: 1 (no cut) unless it looks like a weight gradient:
