@@ -544,7 +544,8 @@ TEST(GemmThreads, ParallelRangesRunEveryUnitOnceAndShareALateThreadsWork) {
       std::atomic<bool> bad_range{false};
       parallel_ranges(units, true, [&](int64_t begin, int64_t end) {
         if (begin < 0 || end > units || begin >= end) bad_range = true;
-        for (int64_t u = begin; u < std::min(end, units); ++u) ++hits[static_cast<size_t>(u)];
+        for (int64_t u = std::max<int64_t>(begin, 0); u < std::min(end, units); ++u)
+          ++hits[static_cast<size_t>(u)];
       });
       EXPECT_FALSE(bad_range) << units << " units on " << threads << " threads";
       for (int64_t u = 0; u < units; ++u)
