@@ -94,9 +94,14 @@ bool a_in_place(const FastKernel& kernel, MatrixRef A) {
 int64_t packed_width(int64_t n) {
   return (n + kNR - 1) / kNR * kNR;
 }
+// How many MR-row tiles m rows of C make (the last may be short): the unit in which the
+// threaded loops below hand out rows.
+int64_t row_tiles(int64_t m) {
+  return (m + kMR - 1) / kMR;
+}
 // The height of m rows of A once packed: rounded up to whole panels of MR rows.
 int64_t packed_height(int64_t m) {
-  return (m + kMR - 1) / kMR * kMR;
+  return row_tiles(m) * kMR;
 }
 
 // A KC x NC panel of B as the kernel reads it: the micro-panels of columns [0, in_place_to)
@@ -358,7 +363,7 @@ bool hands_out_rows(int64_t batches, int64_t M, int64_t N, int64_t K, bool a_pac
 
 void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, int threads, const GemmEpilogue& epilogue, GemmBand band) {
-  const std::vector<int64_t> starts = row_chunks((M + kMR - 1) / kMR, threads);
+  const std::vector<int64_t> starts = row_chunks(row_tiles(M), threads);
   const int64_t chunks = static_cast<int64_t>(starts.size()) - 1;
   const int64_t round_n = packed_width(N);
   const int64_t round_m = packed_height(std::min(M, kMC));
@@ -403,7 +408,7 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
                     int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
   const int64_t round_n = packed_width(std::min(N, kNC));
   float* bp = thread_scratch(Scratch::gemm_shared_b, std::min(K, kKC) * round_n);
-  const int64_t units = (M + kMR - 1) / kMR;
+  const int64_t units = row_tiles(M);
   const int64_t parts = std::min<int64_t>(threads, units);
   std::vector<std::vector<int64_t>> chunk_starts;  // part p's range of tiles, in chunks
   for (int64_t p = 0; p < parts; ++p) {
@@ -488,7 +493,7 @@ void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
   // packed_loops, as the whole chunk does on one thread: fast_loops would send a range of up
   // to kFewRows rows (the last of M = 9 cut in two) to few_rows, whose sums run in another
   // order, and 3 threads would not give 1 thread's bits.
-  const int64_t units = (M + kMR - 1) / kMR;
+  const int64_t units = row_tiles(M);
   const int64_t row_parts = std::min<int64_t>(units, (num_threads() + chunks - 1) / chunks);
   parallel_for(chunks * row_parts, [&](int64_t t) {
     const int64_t c = t / row_parts, p = t % row_parts;
