@@ -58,13 +58,13 @@ constexpr int64_t kParallelElements = int64_t{1} << 15;
 
 // Runs body(begin, end) over [0, units) on the pool, or as one range on the calling thread
 // when the work is not worth waking the pool for. Each thread starts on a contiguous range of
-// its own (part t of [0, units) cut in num_threads() parts) and takes it a chunk at a time; a
-// thread done with its own takes the chunks left in the others' (hand_out_ranges). So a region
-// ends when its work does, not when the slower thread does, and each thread still works mostly
-// where it did in the region before (its cache holds that). Which range a unit lands in
-// depends on the thread count and on timing, so body must give each unit the same result
-// whichever range holds it: units are rows, columns, blocks or pairs whose outputs are their
-// own.
+// its own ([0, units) cut in one part per thread, at most one per unit) and takes it a chunk
+// at a time; a thread done with its own takes the chunks left in the others'
+// (hand_out_ranges). So a region ends when its work does, not when the slower thread does,
+// and each thread still works mostly where it did in the region before (its cache holds
+// that). Which range a unit lands in depends on the thread count and on timing, so body must
+// give each unit the same result whichever range holds it: units are rows, columns, blocks or
+// pairs whose outputs are their own.
 void hand_out_ranges(int64_t units, int64_t parts,
                      const std::function<void(int64_t, int64_t)>& body);
 template <class Body>
