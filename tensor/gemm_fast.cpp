@@ -41,15 +41,14 @@
 //                                                                    host, +2-13% on a busy one
 // rows owned,       shared B's products in one row range per thread  the pool's waits in GPT-2
 // then taken        end when the slower thread does: each takes its  small's step 6.3% -> 2.5%;
-//                   own range in chunks, then the chunks left in     its M = 512 products and
-//                   the others' (shared_b_loops)                     2048^3 0.99-1.21x on a
+//                   own range in pieces, then the pieces left in     its M = 512 products and
+//                   the others' (hand_out_ranges)                    2048^3 0.99-1.21x on a
 //                                                                    busy host; the step level
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
 // names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
 // a fixed order of their own, the same on any thread count.)
 #include <algorithm>
 #include <atomic>
-#include <memory>
 #include <vector>
 
 #include "tensor/error.h"
@@ -397,12 +396,13 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
 // the second stream of B through memory.
 //
 // Each thread owns an MR-aligned range of rows, the same for every panel (its rows of A and C
-// stay in its own caches), and takes it in shrinking chunks (row_chunks); a thread done with
-// its own range takes the chunks still left in the others'. A range per thread and no more
+// stay in its own caches), and takes it in shrinking pieces of at least kMinChunkTiles tiles;
+// a thread done with its own range takes the pieces still left in the others' (hand_out_ranges,
+// as parallel_ranges does for the passes outside the GEMM). A range per thread and no more
 // had the threads finish apart wherever one core ran slower than the other: in GPT-2 small's
 // training step on 2 threads of a busy Intel Xeon (AVX-512), the caller spent 56% of its
 // samples in these products and the worker 51%, which waited in 10% of its samples (perf
-// record, samples by parallel region). With the chunks left taken by whichever thread is
+// record, samples by parallel region). With the pieces left taken by whichever thread is
 // free, the pool's waits fell from 6.3% of both threads' samples to 2.5% (bench/README.md).
 void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
                     int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
@@ -410,13 +410,6 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
   float* bp = thread_scratch(Scratch::gemm_shared_b, std::min(K, kKC) * round_n);
   const int64_t units = row_tiles(M);
   const int64_t parts = std::min<int64_t>(threads, units);
-  std::vector<std::vector<int64_t>> chunk_starts;  // part p's range of tiles, in chunks
-  for (int64_t p = 0; p < parts; ++p) {
-    const int64_t lo = units * p / parts;
-    chunk_starts.push_back(row_chunks(units * (p + 1) / parts - lo, 1));
-    for (int64_t& start : chunk_starts.back()) start += lo;
-  }
-  const std::unique_ptr<std::atomic<int64_t>[]> next(new std::atomic<int64_t>[parts]);
   const FastKernel& kernel = fast_kernel();
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
@@ -436,22 +429,13 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
                  {B.p + pc * B.row_stride + (jc + j0) * B.col_stride, B.row_stride, B.col_stride},
                  bp + j0 * kc);
       });
-      for (int64_t q = 0; q < parts; ++q) next[q].store(0, std::memory_order_relaxed);
-      parallel_for(parts, [&](int64_t part) {
+      hand_out_ranges(units, parts, kMinChunkTiles, [&](int64_t t0, int64_t t1) {
+        const int64_t m0 = std::min(M, t0 * kMR), m1 = std::min(M, t1 * kMR);
         float* ap = thread_scratch(Scratch::gemm_a, kc * packed_height(std::min(M, kMC)));
-        for (int64_t q = 0; q < parts; ++q) {  // its own range first, then the others'
-          const int64_t owner = (part + q) % parts;
-          const std::vector<int64_t>& starts = chunk_starts[owner];
-          const int64_t chunks = static_cast<int64_t>(starts.size()) - 1;
-          for (int64_t c; (c = next[owner].fetch_add(1, std::memory_order_relaxed)) < chunks;) {
-            const int64_t m0 = std::min(M, starts[c] * kMR);
-            const int64_t m1 = std::min(M, starts[c + 1] * kMR);
-            block_rows(kernel, m1 - m0, nc, kc, K,
-                       {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
-                       {nullptr, 0, 0, bp}, C + m0 * ldc + jc, ldc, add,
-                       last ? epilogue.at(jc) : GemmEpilogue{}, {}, ap);
-          }
-        }
+        block_rows(kernel, m1 - m0, nc, kc, K,
+                   {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
+                   {nullptr, 0, 0, bp}, C + m0 * ldc + jc, ldc, add,
+                   last ? epilogue.at(jc) : GemmEpilogue{}, {}, ap);
       });
     }
   }

@@ -290,28 +290,28 @@ void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn) {
   pool().run(parts, fn);
 }
 
-// ---- parallel_ranges' hand-out (thread_pool.h).
+// ---- hand_out_ranges (thread_pool.h): parallel_ranges' pieces, and the shared-B GEMM's rows.
 //
 // Why not one range per thread: the two halves of a region do not end together. In the larger
 // tiny GPT's training step on 2 threads of an Intel Xeon, the bias gradients' column sums took
 // the worker 18-66% longer than the caller (bench/README.md), and a region ends when its
-// slower half does. So each part's range is taken in chunks, from a counter of its own: half
-// of what is left, down to a 32nd of the range, so the first chunks are large (few claims)
+// slower half does. So each part's range is taken in pieces, from a counter of its own: half
+// of what is left, down to a 32nd of the range, so the first pieces are large (few claims)
 // and the last ones short (the threads finish close together). A thread works through its own
-// part's chunks, then through the others' in turn. In profiles of that step the pool's waits
+// part's pieces, then through the others' in turn. In profiles of that step the pool's waits
 // went from 6.45% to 5.29% of the samples (medians of 5); the step itself was level within
 // the host's noise (bench/README.md, "Ranges handed out").
 namespace {
 struct alignas(64) Part {  // a cache line each: the threads claim from different parts
   std::atomic<int64_t> next;
-  int64_t end, min_chunk;
+  int64_t end, min_piece;
 };
 
-// Claims the next chunk of `part` as [begin, end); false when none is left.
+// Claims the next piece of `part` as [begin, end); false when none is left.
 bool claim(Part& part, int64_t& begin, int64_t& end) {
   int64_t at = part.next.load(std::memory_order_relaxed);
   while (at < part.end) {
-    const int64_t to = std::min(part.end, at + std::max(part.min_chunk, (part.end - at) / 2));
+    const int64_t to = std::min(part.end, at + std::max(part.min_piece, (part.end - at) / 2));
     if (part.next.compare_exchange_weak(at, to, std::memory_order_relaxed)) {
       begin = at;
       end = to;
@@ -322,14 +322,14 @@ bool claim(Part& part, int64_t& begin, int64_t& end) {
 }
 }  // namespace
 
-void hand_out_ranges(int64_t units, int64_t parts,
+void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
                      const std::function<void(int64_t, int64_t)>& body) {
   const std::unique_ptr<Part[]> part(new Part[static_cast<size_t>(parts)]);
   for (int64_t p = 0; p < parts; ++p) {
     const int64_t lo = units * p / parts, hi = units * (p + 1) / parts;
     part[p].next.store(lo, std::memory_order_relaxed);
     part[p].end = hi;
-    part[p].min_chunk = std::max<int64_t>(1, (hi - lo) / 32);
+    part[p].min_piece = std::max<int64_t>({1, min_piece, (hi - lo) / 32});
   }
   parallel_for(parts, [&](int64_t p) {
     for (int64_t q = 0; q < parts; ++q)  // its own part first, then the others'

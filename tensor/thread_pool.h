@@ -56,22 +56,25 @@ int64_t threads_with_scratch();
 // Below this many elements of cheap per-element work, waking the pool costs more than it saves.
 constexpr int64_t kParallelElements = int64_t{1} << 15;
 
-// Runs body(begin, end) over [0, units) on the pool, or as one range on the calling thread
-// when the work is not worth waking the pool for. Each thread starts on a contiguous range of
-// its own ([0, units) cut in one part per thread, at most one per unit) and takes it a chunk
-// at a time; a thread done with its own takes the chunks left in the others'
-// (hand_out_ranges). So a region ends when its work does, not when the slower thread does,
-// and each thread still works mostly where it did in the region before (its cache holds
-// that). Which range a unit lands in depends on the thread count and on timing, so body must
-// give each unit the same result whichever range holds it: units are rows, columns, blocks or
-// pairs whose outputs are their own.
-void hand_out_ranges(int64_t units, int64_t parts,
+// Runs body(begin, end) over [0, units) on `parts` threads of the pool. Each thread starts on
+// a contiguous range of its own ([0, units) cut in `parts` parts) and takes it a piece at a
+// time: half of what is left, down to a 32nd of the range or min_piece units, whichever is
+// more; a thread done with its own range takes the pieces left in the others'. So a region
+// ends when its work does, not when the slower thread does, and each thread still works mostly
+// where it did in the region before (its cache holds that). Which range a unit lands in
+// depends on timing, so body must give each unit the same result whichever range holds it.
+void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
                      const std::function<void(int64_t, int64_t)>& body);
+
+// Runs body(begin, end) over [0, units) on the pool, one part per thread and at most one per
+// unit, in pieces down to a single unit (hand_out_ranges), or as one range on the calling
+// thread when the work is not worth waking the pool for. Units are rows, columns, blocks or pairs whose outputs
+// are their own; which range a unit lands in depends on the thread count and on timing.
 template <class Body>
 void parallel_ranges(int64_t units, bool worth_it, Body body) {
   const int64_t parts = worth_it ? std::min<int64_t>(num_threads(), units) : 1;
   if (parts <= 1) return body(int64_t{0}, units);
-  hand_out_ranges(units, parts, [&](int64_t begin, int64_t end) { body(begin, end); });
+  hand_out_ranges(units, parts, 1, [&](int64_t begin, int64_t end) { body(begin, end); });
 }
 
 // Elementwise work over [0, n), split once there are kParallelElements elements.
