@@ -44,6 +44,9 @@
 //                   own range in pieces, then the pieces left in     its M = 512 products and
 //                   the others' (hand_out_ranges)                    2048^3 0.99-1.21x on a
 //                                                                    busy host; the step level
+// few rows' columns one thread's share of W read, it waits for the   the pool's waits in GPT-2
+// handed out        other's: the columns go in pieces, each thread's generation 7-11% -> 5%;
+//                   own share first (hand_out_ranges)                256 tokens 1.04x (median)
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
 // names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
 // a fixed order of their own, the same on any thread count.)
@@ -519,6 +522,18 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
     for (int64_t b = 0; b < batches; ++b)
       fast_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
                  accumulate, epilogue, band);
+    return;
+  }
+  // One product of a few rows (decoding one token): its columns in units of NR, handed out in
+  // pieces (hand_out_ranges), so that a thread whose share of B streams in more slowly is
+  // helped by the other at the end. Each column's sums are its own: the bits of any cut.
+  if (batches == 1 && M <= kFewRows) {
+    const int64_t units = (N + kNR - 1) / kNR;
+    hand_out_ranges(units, std::min<int64_t>(threads, units), 1, [&](int64_t u0, int64_t u1) {
+      const int64_t n0 = u0 * kNR, n1 = std::min(N, u1 * kNR);
+      fast_loops(M, n1 - n0, K, {batch.a[0], a_rs, a_cs}, {batch.b[0] + n0 * b_cs, b_rs, b_cs},
+                 batch.c[0] + n0, ldc, accumulate, epilogue.at(n0), band);
+    });
     return;
   }
   // One large product: share packed B between the threads (above).

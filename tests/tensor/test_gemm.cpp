@@ -149,13 +149,17 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
     EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, M=" << d.M << ", A^T " << a_transposed;
     EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, M=" << d.M << ", A^T " << a_transposed;
   };
-  for (Dims d : {Dims{257, 129, 385}, Dims{64, 1000, 50}, Dims{1000, 40, 70}, Dims{3, 4000, 100}})
+  // M <= 4 (decoding) reads B in place, its columns handed out in pieces: any piece must give
+  // the same bits, B's columns contiguous (x W^T, here) or its rows (below).
+  for (Dims d : {Dims{257, 129, 385}, Dims{64, 1000, 50}, Dims{1000, 40, 70}, Dims{3, 4000, 100},
+                 Dims{1, 2000, 768}})
     check_threads(d, false, 4);
   // A transposed, as in a weight gradient dY^T X: with the AVX2 and AVX-512 tiles read in place
   // while each k's values are at most 512 floats from the next (M <= 512 here), cut by rows
   // where M >= 2 N, else by columns; packed beyond that (and always with narrower tiles), cut
   // by rows where M >= N, else by columns.
-  for (Dims d : {Dims{128, 512, 300}, Dims{300, 70, 200}, Dims{600, 70, 200}, Dims{520, 600, 64}})
+  for (Dims d : {Dims{128, 512, 300}, Dims{300, 70, 200}, Dims{600, 70, 200}, Dims{520, 600, 64},
+                 Dims{2, 3000, 200}})
     check_threads(d, true, 7);
   // ... and over K >= 2048, summed in K chunks: 2 (K = 2500, an odd cut at 1250), 4 (K = 4500)
   // and the most there are (K = 9000 still makes 4), whose count must not follow the threads;
