@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 #include <ostream>
+#include <type_traits>
 
 #include "tensor/allocator.h"
 #include "tensor/iterate.h"
@@ -179,6 +180,14 @@ T Tensor::item() const {
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
+  // Floats read as floats from a contiguous tensor: the values as they lie, in one copy (a
+  // generated token's 50,257 logits are read this way). Any other case element by element.
+  if constexpr (std::is_same_v<T, float>) {
+    if (dtype() == Dtype::float32 && is_contiguous()) {
+      const float* p = data_ptr<float>();
+      return std::vector<float>(p, p + numel());
+    }
+  }
   std::vector<T> out;
   out.reserve(static_cast<size_t>(numel()));
   const bool exact_int = dtype() == Dtype::int64;

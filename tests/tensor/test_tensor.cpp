@@ -36,6 +36,14 @@ TEST(Tensor, ItemAndToVectorConvert) {
   EXPECT_EQ(tensor({1.5f, 2.0f}).to_vector<double>(), (std::vector<double>{1.5, 2.0}));
   EXPECT_EQ(raw::to(tensor({1.9f, -2.5f}), Dtype::int64).to_vector<int64_t>(),
             (std::vector<int64_t>{1, -2}));  // truncation toward zero, as torch's .long()
+  // A contiguous float tensor is copied as it lies, any other walked element by element: a row
+  // (contiguous, at an offset) and a column (strided) of the same matrix, and a transpose.
+  const Tensor m = raw::reshape(arange(0.0, 12.0, 1.0), {3, 4});
+  EXPECT_EQ(raw::select(m, 0, 1).to_vector(), (std::vector<float>{4, 5, 6, 7}));
+  EXPECT_EQ(raw::select(m, 1, 2).to_vector(), (std::vector<float>{2, 6, 10}));
+  EXPECT_EQ(raw::transpose(m, 0, 1).to_vector(),
+            (std::vector<float>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+  EXPECT_EQ(raw::select(m, 0, 2).to_vector<double>(), (std::vector<double>{8, 9, 10, 11}));
 }
 
 TEST(Factory, FilledTensors) {
