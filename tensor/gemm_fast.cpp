@@ -44,9 +44,9 @@
 //                   own range in pieces, then the pieces left in     its M = 512 products and
 //                   the others' (hand_out_ranges)                    2048^3 0.99-1.21x on a
 //                                                                    busy host; the step level
-// few rows' columns one thread's share of W read, it waits for the   the pool's waits in GPT-2
-// handed out        other's: the columns go in pieces, each thread's generation 7-11% -> 5%;
-//                   own share first (hand_out_ranges)                256 tokens 1.04x (median)
+// few rows' columns a thread done with its share of W waited for     the pool's waits in GPT-2
+// handed out        the other's: the columns go in pieces, each      generation 7-11% -> 5%;
+//                   thread's own share first (hand_out_ranges)       256 tokens 1.04x (median)
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
 // names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
 // a fixed order of their own, the same on any thread count.)

@@ -290,7 +290,7 @@ void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn) {
   pool().run(parts, fn);
 }
 
-// ---- hand_out_ranges (thread_pool.h): parallel_ranges' pieces, and the shared-B GEMM's rows.
+// ---- hand_out_ranges (thread_pool.h): parallel_ranges' pieces, and the GEMM's (gemm_fast.cpp).
 //
 // Why not one range per thread: the two halves of a region do not end together. In the larger
 // tiny GPT's training step on 2 threads of an Intel Xeon, the bias gradients' column sums took

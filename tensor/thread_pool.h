@@ -67,9 +67,10 @@ void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
                      const std::function<void(int64_t, int64_t)>& body);
 
 // Runs body(begin, end) over [0, units) on the pool, one part per thread and at most one per
-// unit, in pieces down to a single unit (hand_out_ranges), or as one range on the calling
-// thread when the work is not worth waking the pool for. Units are rows, columns, blocks or pairs whose outputs
-// are their own; which range a unit lands in depends on the thread count and on timing.
+// unit, in pieces down to a 32nd of a part (hand_out_ranges), or as one range on the calling
+// thread when the work is not worth waking the pool for. Units are rows, columns, blocks or
+// pairs whose outputs are their own; which range a unit lands in depends on the thread count
+// and on timing.
 template <class Body>
 void parallel_ranges(int64_t units, bool worth_it, Body body) {
   const int64_t parts = worth_it ? std::min<int64_t>(num_threads(), units) : 1;
