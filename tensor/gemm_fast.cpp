@@ -46,7 +46,7 @@
 //                                                                    busy host; the step level
 // few rows' columns a thread done with its share of W waited for     the pool's waits in GPT-2
 // handed out        the other's: the columns go in pieces, each      generation 7-11% -> 5%;
-//                   thread's own share first (hand_out_ranges)       256 tokens 1.04x (median)
+//                   thread's own share first (hand_out_ranges)       tokens/s level (20 rounds)
 // (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
 // names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
 // a fixed order of their own, the same on any thread count.)
