@@ -92,9 +92,14 @@ bool a_in_place(const FastKernel& kernel, MatrixRef A) {
          (A.col_stride == 1 || (A.row_stride == 1 && A.col_stride <= kTransposedAInPlaceMaxLd));
 }
 
+// How many NR-column micro-panels n columns of B make (the last may be short): the unit in
+// which B is packed by all threads together and a few-row product's columns are handed out.
+int64_t col_tiles(int64_t n) {
+  return (n + kNR - 1) / kNR;
+}
 // The width of n columns of B once packed: rounded up to whole micro-panels of NR columns.
 int64_t packed_width(int64_t n) {
-  return (n + kNR - 1) / kNR * kNR;
+  return col_tiles(n) * kNR;
 }
 // How many MR-row tiles m rows of C make (the last may be short): the unit in which the
 // threaded loops below hand out rows.
@@ -423,7 +428,7 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
       // The threads pack the panel together, each its share of its NR-column micro-panels,
       // so that none waits while another packs: 2048^3 on 2 threads of Zen 5 went from 250 to
       // 259 GFLOP/s with the AVX2 kernel and from 461-478 to 485-491 with the AVX-512 one.
-      const int64_t strips = (nc + kNR - 1) / kNR;
+      const int64_t strips = col_tiles(nc);
       parallel_for(parts, [&](int64_t part) {
         const int64_t j0 = strips * part / parts * kNR;
         const int64_t j1 = std::min(nc, strips * (part + 1) / parts * kNR);
@@ -528,7 +533,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   // pieces (hand_out_ranges), so that a thread whose share of B streams in more slowly is
   // helped by the other at the end. Each column's sums are its own: the bits of any cut.
   if (batches == 1 && M <= kFewRows) {
-    const int64_t units = (N + kNR - 1) / kNR;
+    const int64_t units = col_tiles(N);
     hand_out_ranges(units, std::min<int64_t>(threads, units), 1, [&](int64_t u0, int64_t u1) {
       const int64_t n0 = u0 * kNR, n1 = std::min(N, u1 * kNR);
       fast_loops(M, n1 - n0, K, {batch.a[0], a_rs, a_cs}, {batch.b[0] + n0 * b_cs, b_rs, b_cs},
