@@ -63,6 +63,7 @@ constexpr int64_t kParallelElements = int64_t{1} << 15;
 // ends when its work does, not when the slower thread does, and each thread still works mostly
 // where it did in the region before (its cache holds that). Which range a unit lands in
 // depends on timing, so body must give each unit the same result whichever range holds it.
+// Negative units or fewer than 1 part is a qkv::Error; min_piece below 1 is taken as 1.
 void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
                      const std::function<void(int64_t, int64_t)>& body);
 

@@ -575,6 +575,24 @@ TEST(GemmThreads, ParallelRangesRunEveryUnitOnceAndShareALateThreadsWork) {
   set_num_threads(before);
 }
 
+// hand_out_ranges is public: a count of parts below 1 or negative units is an error that names
+// the counts, not a silent no-op or an allocation of 2^64 parts; zero units run nothing.
+TEST(GemmThreads, HandOutRangesRejectsNoPartsAndNegativeUnits) {
+  int64_t calls = 0;
+  const auto body = [&](int64_t, int64_t) { ++calls; };
+  EXPECT_TRUE(testing::throws_error([&] { hand_out_ranges(10, 0, 1, body); },
+                                    {"hand_out_ranges", "10 units on 0 parts"}));
+  EXPECT_TRUE(testing::throws_error([&] { hand_out_ranges(10, -1, 1, body); },
+                                    {"hand_out_ranges", "10 units on -1 parts"}));
+  EXPECT_TRUE(testing::throws_error([&] { hand_out_ranges(-5, 2, 1, body); },
+                                    {"hand_out_ranges", "-5 units on 2 parts"}));
+  EXPECT_EQ(calls, 0);
+  hand_out_ranges(0, 1, 1, body);
+  EXPECT_EQ(calls, 0);
+  hand_out_ranges(7, 1, 0, body);  // min_piece 0 is taken as 1: the 7 units still all run
+  EXPECT_GE(calls, 1);
+}
+
 // GemmBand: an A with a triangle of exact zeros, as causal attention's P and dS (and their
 // transposes) have; the band must give the full product's bits and skip only those zeros.
 TEST(GemmBand, SkippingTheZeroTriangleGivesTheFullProductBitForBit) {
