@@ -10,6 +10,9 @@
 //                            measured in this process over the weights a token reads),
 //                            share_of_bound, and the same over the read bandwidth
 //                            (read_bound_tokens_per_s, share_of_read_bound)
+//   BM_OneRowProduct         one row times W^T, W of 201,028 rows of 768 floats (618 MB, more
+//                            than the L3 of the hosts in bench/README.md): counter GB_per_s,
+//                            W's bytes read per second, to set beside BM_MemoryRead
 //   BM_GeluOneToken          GELU over one token's 3072 MLP activations
 //   BM_GPT2NextToken/{kv_cache,recompute}/L   one next token at context L (64, 256, 1024):
 //                            one cached step after L - 1 cached positions, against a forward
@@ -171,6 +174,17 @@ void BM_GPT2NextToken(benchmark::State& state, bool use_cache) {
   }
 }
 
+// What decoding's products do, alone: x W^T for one row x, as each Linear layer and the head
+// compute it for one token, with a W four times the head's (4 x 50257 rows of 768 floats, 618
+// MB) so that it streams from memory as a token's 494.6 MB of weights do, not from the L3.
+void BM_OneRowProduct(benchmark::State& state) {
+  static const Tensor w = randn({4 * kGpt2Small.vocab_size, kGpt2Small.n_embd});
+  const Tensor x = randn({1, kGpt2Small.n_embd});
+  for (auto _ : state) benchmark::DoNotOptimize(raw::matmul(x, raw::transpose(w, 0, 1)).data_ptr());
+  state.counters["GB_per_s"] = benchmark::Counter(4.0 * static_cast<double>(w.numel()) / 1e9,
+                                                  benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // GELU over one token's MLP width (4 x 768 = 3072 floats), the largest elementwise op of a
 // decoding step: GPT-2's tanh form, on vector_math.h's vectorised tanh, on the calling thread
 // (two threads pay from 8192 floats: tensor/elementwise.cpp).
@@ -184,6 +198,7 @@ void BM_GeluOneToken(benchmark::State& state) {
 BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_MemoryRead)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_GPT2Generate)->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
+BENCHMARK(BM_OneRowProduct)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_GeluOneToken)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_GPT2NextToken, kv_cache, true)
     ->Arg(64)
