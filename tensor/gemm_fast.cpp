@@ -230,8 +230,50 @@ constexpr int64_t kSharedBMinWorkAInPlace = kNR >= 32 ? int64_t{1} << 28 : kShar
 // copies all K x N of it to use each element only M times, which costs as much as the product
 // itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
 // rows are contiguous, as dot products of A's row with B's columns when those are (x @ W^T,
-// as Linear computes it), in 16 independent sums so the compiler vectorises them.
+// as Linear computes it; dot_column and dot_four_columns above), in 16 independent sums so the
+// compiler vectorises them.
 constexpr int64_t kFewRows = 4;
+
+// Dot products of A's row with B's columns (x W^T): 16 independent sums per column, then the
+// 16 added up in order and the last K % 16 terms after them. finish_dot is that end, shared by
+// the one-column and the four-column loops, so a column gets the same bits from either.
+constexpr int64_t kDotSums = 16;
+
+float finish_dot(const float* lane, const float* a, const float* b, int64_t k, int64_t K) {
+  float sum = 0.0f;
+  for (int64_t l = 0; l < kDotSums; ++l) sum += lane[l];
+  for (; k < K; ++k) sum += a[k] * b[k];
+  return sum;
+}
+
+float dot_column(const float* a, const float* b, int64_t K) {
+  float lane[kDotSums] = {};
+  int64_t k = 0;
+  for (; k + kDotSums <= K; k += kDotSums)
+    for (int64_t l = 0; l < kDotSums; ++l) lane[l] += a[k + l] * b[k + l];
+  return finish_dot(lane, a, b, k, K);
+}
+
+// Four columns, ld floats apart, at once: four streams of W in flight instead of one, and a
+// quarter of the loop's instructions per byte read, in a loop that waits on memory
+// (bench/README.md, "Four columns at a time"). Each column's sums are dot_column's.
+void dot_four_columns(const float* a, const float* b, int64_t ld, int64_t K, float* c) {
+  const float *b0 = b, *b1 = b + ld, *b2 = b + 2 * ld, *b3 = b + 3 * ld;
+  float s0[kDotSums] = {}, s1[kDotSums] = {}, s2[kDotSums] = {}, s3[kDotSums] = {};
+  int64_t k = 0;
+  for (; k + kDotSums <= K; k += kDotSums)
+    for (int64_t l = 0; l < kDotSums; ++l) {
+      const float x = a[k + l];
+      s0[l] += x * b0[k + l];
+      s1[l] += x * b1[k + l];
+      s2[l] += x * b2[k + l];
+      s3[l] += x * b3[k + l];
+    }
+  c[0] += finish_dot(s0, a, b0, k, K);
+  c[1] += finish_dot(s1, a, b1, k, K);
+  c[2] += finish_dot(s2, a, b2, k, K);
+  c[3] += finish_dot(s3, a, b3, k, K);
+}
 
 void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
               bool accumulate) {
@@ -248,18 +290,9 @@ void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* 
         for (int64_t j = 0; j < N; ++j) c[j] += aik * b[j];
       }
     } else if (B.row_stride == 1) {
-      constexpr int64_t kSums = 16;
-      for (int64_t j = 0; j < N; ++j) {
-        const float* b = B.p + j * B.col_stride;
-        float lane[kSums] = {};
-        int64_t k = 0;
-        for (; k + kSums <= K; k += kSums)
-          for (int64_t l = 0; l < kSums; ++l) lane[l] += a[k + l] * b[k + l];
-        float sum = 0.0f;
-        for (int64_t l = 0; l < kSums; ++l) sum += lane[l];
-        for (; k < K; ++k) sum += a[k] * b[k];
-        c[j] += sum;
-      }
+      int64_t j = 0;
+      for (; j + 4 <= N; j += 4) dot_four_columns(a, B.p + j * B.col_stride, B.col_stride, K, c + j);
+      for (; j < N; ++j) c[j] += dot_column(a, B.p + j * B.col_stride, K);
     } else {
       for (int64_t j = 0; j < N; ++j) {
         float sum = 0.0f;

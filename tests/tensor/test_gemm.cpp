@@ -575,6 +575,26 @@ TEST(GemmThreads, ParallelRangesRunEveryUnitOnceAndShareALateThreadsWork) {
   set_num_threads(before);
 }
 
+// Decoding's x W^T reads W's rows (B's columns) four at a time: a column summed in a group of
+// four must get the bits it gets alone. N = 7 is one group and three alone; each column is
+// then computed again as a product of its own (N = 1), for K below, at and past 16 sums.
+TEST(GemmFewRows, AColumnGetsTheSameBitsInAGroupOfFourAsAlone) {
+  for (int64_t M : {1, 3})
+    for (int64_t K : {7, 16, 100, 768}) {
+      const int64_t N = 7;
+      Operand a = make(M, K, false, 31), b = make(K, N, true, 32);  // b: columns contiguous
+      std::vector<float> together(static_cast<size_t>(M * N));
+      gemm(M, N, K, a.ref, b.ref, together.data(), N, false);
+      for (int64_t j = 0; j < N; ++j) {
+        std::vector<float> alone(static_cast<size_t>(M));
+        gemm(M, 1, K, a.ref, {b.data.data() + j * K, 1, K}, alone.data(), 1, false);
+        for (int64_t i = 0; i < M; ++i)
+          ASSERT_EQ(together[static_cast<size_t>(i * N + j)], alone[static_cast<size_t>(i)])
+              << "M=" << M << " K=" << K << " row " << i << " column " << j;
+      }
+    }
+}
+
 // hand_out_ranges is public: a count of parts below 1 or negative units is an error that names
 // the counts, not a silent no-op or an allocation of 2^64 parts; zero units run nothing.
 TEST(GemmThreads, HandOutRangesRejectsNoPartsAndNegativeUnits) {
