@@ -47,9 +47,12 @@
 // few rows' columns a thread done with its share of W waited for     the pool's waits in GPT-2
 // handed out        the other's: the columns go in pieces, each      generation 7-11% -> 5%;
 //                   thread's own share first (hand_out_ranges)       tokens/s level (20 rounds)
-// (Figures from bench/bench_matmul and bench/bench_attention on the hosts bench/README.md
-// names; every path is bit for bit the arithmetic of step 5 except the K chunks, which sum in
-// a fixed order of their own, the same on any thread count.)
+// four columns      x W^T read one row of W at a time, one stream    GPT-2 generation 1.06x
+// at a time         per thread: four rows at once, each summed as    (22 rounds); the product
+//                   it is alone (dot_four_columns)                   alone 1.01x (30), level
+// (Figures from bench/bench_matmul, bench_attention and bench_generate on the hosts
+// bench/README.md names; every path is bit for bit the arithmetic of step 5 except the K
+// chunks, which sum in a fixed order of their own, the same on any thread count.)
 #include <algorithm>
 #include <atomic>
 #include <vector>
@@ -254,8 +257,8 @@ float dot_column(const float* a, const float* b, int64_t K) {
   return finish_dot(lane, a, b, k, K);
 }
 
-// Four columns, ld floats apart, at once: four streams of W in flight instead of one, and a
-// quarter of the loop's instructions per byte read, in a loop that waits on memory
+// Four columns, ld floats apart, at once: four streams of W in flight instead of one, and the
+// loop's counter, branch and loads of a shared by four columns, in a loop that waits on memory
 // (bench/README.md, "Four columns at a time"). Each column's sums are dot_column's.
 void dot_four_columns(const float* a, const float* b, int64_t ld, int64_t K, float* c) {
   const float *b0 = b, *b1 = b + ld, *b2 = b + 2 * ld, *b3 = b + 3 * ld;
@@ -291,7 +294,8 @@ void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* 
       }
     } else if (B.row_stride == 1) {
       int64_t j = 0;
-      for (; j + 4 <= N; j += 4) dot_four_columns(a, B.p + j * B.col_stride, B.col_stride, K, c + j);
+      for (; j + 4 <= N; j += 4)
+        dot_four_columns(a, B.p + j * B.col_stride, B.col_stride, K, c + j);
       for (; j < N; ++j) c[j] += dot_column(a, B.p + j * B.col_stride, K);
     } else {
       for (int64_t j = 0; j < N; ++j) {

@@ -324,8 +324,8 @@ bool claim(Part& part, int64_t& begin, int64_t& end) {
 
 void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
                      const std::function<void(int64_t, int64_t)>& body) {
-  check(units >= 0 && parts >= 1, "hand_out_ranges",
-        "at least 0 units on at least 1 part, got ", units, " units on ", parts, " parts");
+  check(units >= 0 && parts >= 1, "hand_out_ranges", "at least 0 units on at least 1 part, got ",
+        units, " units on ", parts, " parts");
   const std::unique_ptr<Part[]> part(new Part[static_cast<size_t>(parts)]);
   for (int64_t p = 0; p < parts; ++p) {
     const int64_t lo = units * p / parts, hi = units * (p + 1) / parts;
