@@ -233,7 +233,7 @@ constexpr int64_t kSharedBMinWorkAInPlace = kNR >= 32 ? int64_t{1} << 28 : kShar
 // copies all K x N of it to use each element only M times, which costs as much as the product
 // itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
 // rows are contiguous, as dot products of A's row with B's columns when those are (x @ W^T,
-// as Linear computes it; dot_column and dot_four_columns above), in 16 independent sums so the
+// as Linear computes it; dot_column and dot_four_columns below), in 16 independent sums so the
 // compiler vectorises them.
 constexpr int64_t kFewRows = 4;
 
