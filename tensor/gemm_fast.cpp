@@ -237,15 +237,16 @@ constexpr int64_t kSharedBMinWorkAInPlace = kNR >= 32 ? int64_t{1} << 28 : kShar
 // compiler vectorises them.
 constexpr int64_t kFewRows = 4;
 
-// Dot products of A's row with B's columns (x W^T): 16 independent sums per column, then the
-// 16 added up in order and the last K % 16 terms after them. finish_dot is that end, shared by
-// the one-column and the four-column loops, so a column gets the same bits from either.
+// Dot products of A's row with B's columns (x W^T): 16 independent sums per column, the last
+// K % 16 terms added into the first of them, then the 16 added up in order (sum_lanes). No
+// step sums a product into a running total (sum += a[k] * b[k]): a compiler may vectorise such
+// a loop in one place and not in another, fusing the multiply and add in one only (GCC for
+// aarch64 did, here), and a column would then get different bits in a group of four and alone.
 constexpr int64_t kDotSums = 16;
 
-float finish_dot(const float* lane, const float* a, const float* b, int64_t k, int64_t K) {
+float sum_lanes(const float* lane) {
   float sum = 0.0f;
   for (int64_t l = 0; l < kDotSums; ++l) sum += lane[l];
-  for (; k < K; ++k) sum += a[k] * b[k];
   return sum;
 }
 
@@ -254,7 +255,8 @@ float dot_column(const float* a, const float* b, int64_t K) {
   int64_t k = 0;
   for (; k + kDotSums <= K; k += kDotSums)
     for (int64_t l = 0; l < kDotSums; ++l) lane[l] += a[k + l] * b[k + l];
-  return finish_dot(lane, a, b, k, K);
+  for (int64_t l = 0; k + l < K; ++l) lane[l] += a[k + l] * b[k + l];
+  return sum_lanes(lane);
 }
 
 // Four columns, ld floats apart, at once: four streams of W in flight instead of one, and the
@@ -264,18 +266,21 @@ void dot_four_columns(const float* a, const float* b, int64_t ld, int64_t K, flo
   const float *b0 = b, *b1 = b + ld, *b2 = b + 2 * ld, *b3 = b + 3 * ld;
   float s0[kDotSums] = {}, s1[kDotSums] = {}, s2[kDotSums] = {}, s3[kDotSums] = {};
   int64_t k = 0;
-  for (; k + kDotSums <= K; k += kDotSums)
-    for (int64_t l = 0; l < kDotSums; ++l) {
+  const auto add_terms = [&](int64_t terms) {  // terms of k, k + 1, ... into lanes 0, 1, ...
+    for (int64_t l = 0; l < terms; ++l) {
       const float x = a[k + l];
       s0[l] += x * b0[k + l];
       s1[l] += x * b1[k + l];
       s2[l] += x * b2[k + l];
       s3[l] += x * b3[k + l];
     }
-  c[0] += finish_dot(s0, a, b0, k, K);
-  c[1] += finish_dot(s1, a, b1, k, K);
-  c[2] += finish_dot(s2, a, b2, k, K);
-  c[3] += finish_dot(s3, a, b3, k, K);
+  };
+  for (; k + kDotSums <= K; k += kDotSums) add_terms(kDotSums);
+  add_terms(K - k);
+  c[0] += sum_lanes(s0);
+  c[1] += sum_lanes(s1);
+  c[2] += sum_lanes(s2);
+  c[3] += sum_lanes(s3);
 }
 
 void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
