@@ -609,8 +609,11 @@ TEST(GemmThreads, HandOutRangesRejectsNoPartsAndNegativeUnits) {
   EXPECT_EQ(calls, 0);
   hand_out_ranges(0, 1, 1, body);
   EXPECT_EQ(calls, 0);
-  hand_out_ranges(7, 1, 0, body);  // min_piece 0 is taken as 1: the 7 units still all run
-  EXPECT_GE(calls, 1);
+  std::vector<int> hits(7, 0);  // min_piece 0 is taken as 1: each of the 7 units runs once
+  hand_out_ranges(7, 1, 0, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) ++hits[static_cast<size_t>(u)];
+  });
+  EXPECT_EQ(hits, std::vector<int>(7, 1));
 }
 
 // GemmBand: an A with a triangle of exact zeros, as causal attention's P and dS (and their
