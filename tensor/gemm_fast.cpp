@@ -52,7 +52,8 @@
 //                   it is alone (dot_four_columns)                   alone 1.01x (30), level
 // (Figures from bench/bench_matmul, bench_attention and bench_generate on the hosts
 // bench/README.md names; every path is bit for bit the arithmetic of step 5 except the K
-// chunks, which sum in a fixed order of their own, the same on any thread count.)
+// chunks and the few rows' dot products (x W^T, in 16 sums per column), which sum in fixed
+// orders of their own, the same on any thread count.)
 #include <algorithm>
 #include <atomic>
 #include <vector>
