@@ -254,9 +254,11 @@ float sum_lanes(const float* lane) {
 float dot_column(const float* a, const float* b, int64_t K) {
   float lane[kDotSums] = {};
   int64_t k = 0;
-  for (; k + kDotSums <= K; k += kDotSums)
-    for (int64_t l = 0; l < kDotSums; ++l) lane[l] += a[k + l] * b[k + l];
-  for (int64_t l = 0; k + l < K; ++l) lane[l] += a[k + l] * b[k + l];
+  const auto add_terms = [&](int64_t terms) {  // terms of k, k + 1, ... into lanes 0, 1, ...
+    for (int64_t l = 0; l < terms; ++l) lane[l] += a[k + l] * b[k + l];
+  };
+  for (; k + kDotSums <= K; k += kDotSums) add_terms(kDotSums);
+  add_terms(K - k);
   return sum_lanes(lane);
 }
 
