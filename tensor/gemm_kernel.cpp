@@ -468,49 +468,84 @@ constexpr const char* kBuildKernelName = "portable 6x8";
 // The SSE build's 6 x 8 tile on a CPU with AVX2 and FMA, compiled for those instructions alone
 // (target attribute) and chosen at run time (runnable_kernels): each row of the tile is one
 // 8-float register, so a step of k is 6 fused multiply-adds, 1 load of B and 6 broadcasts of A,
-// where the SSE kernel does 12 multiplies and 12 adds. An FMA's result is ready 4 cycles later
-// and a core starts 2 a cycle, so 6 accumulators would leave the units idle a quarter of the
-// time: the even and the odd steps of k go to two sets of 6, added at the end (12 accumulators,
-// as the AVX2 build's 6 x 16 tile has). At 512^3 on 2 Zen 5 cores: 163 GFLOP/s with one set,
-// 58% of the AVX2 peak; see bench/README.md for two.
+// where the SSE kernel does 12 multiplies and 12 adds. Most tiles go to its wide twin below,
+// two micro-panels side by side (6 x 16), which does 12 multiply-adds for the same 6
+// broadcasts: an FMA's result is ready 4 cycles later and a core starts 2 a cycle, so 6
+// accumulators leave the units idle a quarter of the time, and 12 keep them busy (BLIS's
+// Haswell tile). The 6 x 8 kernel is left the last micro-panel of an odd count, and the
+// ladder's step 5. Both give each element of C the same multiply-adds in the same order.
 typedef float vec8 __attribute__((vector_size(32)));
 
-// One step of k for the tile's six rows: c_i += A[i, k] * B[k, 0:8], a[] at row 0, rows r apart.
-__attribute__((target("avx2,fma"), always_inline)) inline void fma_rows8(vec8& c0, vec8& c1,
-                                                                         vec8& c2, vec8& c3,
-                                                                         vec8& c4, vec8& c5,
-                                                                         const float* a, int64_t r,
-                                                                         const float* b) {
-  vec8 bk;
-  std::memcpy(&bk, b, sizeof bk);
-  c0 += a[0] * bk;
-  c1 += a[r] * bk;
-  c2 += a[2 * r] * bk;
-  c3 += a[3 * r] * bk;
-  c4 += a[4 * r] * bk;
-  c5 += a[5 * r] * bk;
+// One row of the tile, one step of k: c += A[i, k] * B[k, 0:8].
+__attribute__((target("avx2,fma"), always_inline)) inline void fma_row8(vec8& c, float a, vec8 b) {
+  c += a * b;
+}
+
+// The accumulators of a 6 x 8 tile as the SSE build's vectors of 4 (the same 48 floats), for
+// store_vectors.
+__attribute__((target("avx2,fma"), always_inline)) inline void as_sse(const vec8 (&rows)[kMR],
+                                                                      vec (&acc)[kMR][kVecs]) {
+  std::memcpy(acc, rows, sizeof acc);
 }
 
 __attribute__((target("avx2,fma"))) void micro_kernel_avx2_6x8(
     int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b, int64_t b_ks, float* c,
     int64_t ldc, bool add_to_c, int64_t m, int64_t n, const GemmEpilogue* ep) {
   static_assert(kMR == 6 && kNR == 8, "micro_kernel_avx2_6x8 is written for a 6 x 8 tile");
-  vec8 e0{}, e1{}, e2{}, e3{}, e4{}, e5{}, o0{}, o1{}, o2{}, o3{}, o4{}, o5{};
+  vec8 c0{}, c1{}, c2{}, c3{}, c4{}, c5{};
   prefetch_for_tile(c, ldc, m);
-  int64_t k = 0;
-  for (; k + 1 < kc; k += 2, a += 2 * a_ks, b += 2 * b_ks) {
-    fma_rows8(e0, e1, e2, e3, e4, e5, a, a_rs, b);                // even k
-    fma_rows8(o0, o1, o2, o3, o4, o5, a + a_ks, a_rs, b + b_ks);  // odd k
+  for (int64_t k = 0; k < kc; ++k, a += a_ks, b += b_ks) {
+    vec8 b0;
+    std::memcpy(&b0, b, sizeof b0);
+    fma_row8(c0, a[0], b0);
+    fma_row8(c1, a[a_rs], b0);
+    fma_row8(c2, a[2 * a_rs], b0);
+    fma_row8(c3, a[3 * a_rs], b0);
+    fma_row8(c4, a[4 * a_rs], b0);
+    fma_row8(c5, a[5 * a_rs], b0);
   }
-  if (k < kc) fma_rows8(e0, e1, e2, e3, e4, e5, a, a_rs, b);  // an odd kc: its last step
-  const vec8 rows[kMR] = {e0 + o0, e1 + o1, e2 + o2, e3 + o3, e4 + o4, e5 + o5};
-  vec acc[kMR][kVecs];  // the same 48 floats as the SSE kernel's accumulators
-  std::memcpy(acc, rows, sizeof acc);
+  vec acc[kMR][kVecs];
+  as_sse({c0, c1, c2, c3, c4, c5}, acc);
   // Clears the upper halves of the 256-bit registers before any SSE code runs again: left
   // set, every SSE instruction after this kernel, anywhere in the program, ran ~5x slower
   // (the SSE kernel measured after this one: 17 GFLOP/s instead of 88 on Zen 5).
   __builtin_ia32_vzeroupper();
   store_vectors(acc, c, ldc, add_to_c, m, n, ep);
+}
+
+// The wide twin, 6 x 16: columns [0, 8) of B at b, [8, 16) at b + b_half. It reads all six rows
+// of A (this kernel's short panels are packed, with rows of zeros) and stores m of them.
+__attribute__((target("avx2,fma"))) void micro_kernel_avx2_wide(int64_t kc, const float* a,
+                                                                int64_t a_rs, int64_t a_ks,
+                                                                const float* b, int64_t b_half,
+                                                                int64_t b_ks, float* c, int64_t ldc,
+                                                                bool add_to_c, bool prefetch_c,
+                                                                int64_t m, const GemmEpilogue* ep) {
+  vec8 l0{}, l1{}, l2{}, l3{}, l4{}, l5{}, r0{}, r1{}, r2{}, r3{}, r4{}, r5{};
+  if (prefetch_c) {
+    prefetch_for_tile(c, ldc, m);
+    prefetch_for_tile(c + kNR, ldc, m);
+  }
+  for (int64_t k = 0; k < kc; ++k, a += a_ks, b += b_ks) {
+    vec8 bl, br;
+    std::memcpy(&bl, b, sizeof bl);
+    std::memcpy(&br, b + b_half, sizeof br);
+    const float a0 = a[0], a1 = a[a_rs], a2 = a[2 * a_rs], a3 = a[3 * a_rs], a4 = a[4 * a_rs],
+                a5 = a[5 * a_rs];
+    fma_row8(l0, a0, bl), fma_row8(r0, a0, br);
+    fma_row8(l1, a1, bl), fma_row8(r1, a1, br);
+    fma_row8(l2, a2, bl), fma_row8(r2, a2, br);
+    fma_row8(l3, a3, bl), fma_row8(r3, a3, br);
+    fma_row8(l4, a4, bl), fma_row8(r4, a4, br);
+    fma_row8(l5, a5, bl), fma_row8(r5, a5, br);
+  }
+  vec left[kMR][kVecs], right[kMR][kVecs];
+  as_sse({l0, l1, l2, l3, l4, l5}, left);
+  as_sse({r0, r1, r2, r3, r4, r5}, right);
+  __builtin_ia32_vzeroupper();  // as in micro_kernel_avx2_6x8
+  const GemmEpilogue right_ep = ep ? ep->at(kNR) : GemmEpilogue{};
+  store_vectors(left, c, ldc, add_to_c, m, kNR, ep);
+  store_vectors(right, c + kNR, ldc, add_to_c, m, kNR, ep ? &right_ep : nullptr);
 }
 #endif
 
@@ -523,7 +558,8 @@ const std::vector<FastKernel>& runnable_kernels() {
     std::vector<FastKernel> k = {{kBuildKernel, kBuildWideKernel, kBuildKernelReadsAInPlace,
                                   kBuildKernelReadsShortAInPlace, kBuildKernelName}};
 #if QKV_AVX2_AT_RUN_TIME
-    if (cpu_has_avx2_fma()) k.push_back({micro_kernel_avx2_6x8, nullptr, true, false, "AVX2 6x8"});
+    if (cpu_has_avx2_fma())
+      k.push_back({micro_kernel_avx2_6x8, micro_kernel_avx2_wide, true, false, "AVX2 6x8"});
 #endif
     return k;
   }();

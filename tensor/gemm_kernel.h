@@ -26,7 +26,8 @@ namespace qkv::gemm_detail {
 //   NEON      6 x 16: 4 vectors of 4;  24 accumulators + 4 of B + 2 of A, of 32
 //   SSE       6 x 8:  2 vectors of 4;  15 of 16
 //   AVX2 6x8  the SSE build's tile on a CPU with AVX2 and FMA (chosen at run time): 1 vector
-//             of 8 per row, even and odd steps of k in two sets of 6 accumulators
+//             of 8 per row; and a wide 6 x 16 tile, two of those side by side (12 + 2 + 1 of
+//             16), wherever two micro-panels of B lie side by side
 //   portable  6 x 8:  plain C++, 48 floats that fit 12 registers of 4 (SSE2, NEON)
 #if QKV_SIMD_LANES > 0
 constexpr int kLanes = QKV_SIMD_LANES;
@@ -85,12 +86,12 @@ using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a
                              int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m,
                              int64_t n, const GemmEpilogue* ep);
 
-// A wide micro-kernel computes an MR x 2 NR tile the same way, where the build has one (AVX-512):
-// columns [0, NR) of B at b, columns [NR, 2 NR) at b + b_half (the next NR floats of a row of B
-// read in place; the next micro-panel, kc x NR further on, of a packed one). Its tiles are
-// always whole in their columns; m rows of A and C, m <= MR. `prefetch_c` asks the caches for
-// the tile's lines of C before the k loop: worth it where C is large and out of cache, a cost
-// where it is small and in L1 (64^3: 2%).
+// A wide micro-kernel computes an MR x 2 NR tile the same way, where the kernel has one (AVX-512,
+// and the SSE build's AVX2 kernel): columns [0, NR) of B at b, columns [NR, 2 NR) at b + b_half
+// (the next NR floats of a row of B read in place; the next micro-panel, kc x NR further on, of a
+// packed one). Its tiles are always whole in their columns; m rows of A and C, m <= MR.
+// `prefetch_c` asks the caches for the tile's lines of C before the k loop: worth it where C is
+// large and out of cache, a cost where it is small and in L1 (64^3: 2%).
 using WideMicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
                                  const float* b, int64_t b_half, int64_t b_ks, float* c,
                                  int64_t ldc, bool add_to_c, bool prefetch_c, int64_t m,
@@ -108,7 +109,7 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
 // kernels; the others read all MR rows).
 struct FastKernel {
   MicroKernel fn;
-  WideMicroKernel wide;  // null where the build has no wide tile
+  WideMicroKernel wide;  // null where the kernel has no wide tile
   bool reads_a_in_place;
   bool reads_short_a_in_place;
   const char* name;
