@@ -469,11 +469,15 @@ constexpr const char* kBuildKernelName = "portable 6x8";
 // (target attribute) and chosen at run time (runnable_kernels): each row of the tile is one
 // 8-float register, so a step of k is 6 fused multiply-adds, 1 load of B and 6 broadcasts of A,
 // where the SSE kernel does 12 multiplies and 12 adds. Most tiles go to its wide twin below,
-// two micro-panels side by side (6 x 16), which does 12 multiply-adds for the same 6
-// broadcasts: an FMA's result is ready 4 cycles later and a core starts 2 a cycle, so 6
-// accumulators leave the units idle a quarter of the time, and 12 keep them busy (BLIS's
-// Haswell tile). The 6 x 8 kernel is left the last micro-panel of an odd count, and the
-// ladder's step 5. Both give each element of C the same multiply-adds in the same order.
+// two micro-panels side by side (6 x 16, BLIS's Haswell tile), which does 12 multiply-adds for
+// the same 6 broadcasts and 2 loads of B: 7 loads per 6 FMAs become 8 per 12, and an FMA's
+// result, ready 4 cycles later with 2 started a cycle, has 12 accumulators to go to instead of
+// 6. The 6 x 8 kernel is left the last micro-panel of an odd count, and the ladder's step 5.
+// Both give each element of C the same multiply-adds in the same order (one accumulator each).
+// At 512^3 on 2 cores of a Cascade Lake Xeon: the production gemm 90-94 -> 125-136 GFLOP/s
+// (77-80% of the AVX2 peak); step 5, all 6 x 8, level (87-92 with the even and odd steps of k
+// in two sets of accumulators, as this kernel had them, 90-93 with one). On Zen 5 two sets had
+// made step 5 faster (163 -> 201 GFLOP/s); see bench/README.md.
 typedef float vec8 __attribute__((vector_size(32)));
 
 // One row of the tile, one step of k: c += A[i, k] * B[k, 0:8].
