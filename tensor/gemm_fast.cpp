@@ -32,8 +32,10 @@
 //                   each thread packing only its chunk               step 2-4%
 // wide tile         AVX-512: two micro-panels of B side by side in   1024^3, 512 x 768 x 768,
 //                   one 6 x 64 tile (FastKernel::wide): each value   2048 x 768 x 3072 +3-4%;
-//                   of A broadcast once for 64 columns, not twice    64^3 and the tiny GPT's
-//                                                                    shapes level
+//                   of A broadcast once for 64 columns, not twice;   64^3 and the tiny GPT's
+//                   the SSE build's AVX2 kernel likewise, 6 x 16     shapes level; the AVX2
+//                                                                    6 x 16: the portable
+//                                                                    build's gemm 1.36-1.54x
 // rows handed out   a product cut in halves ends when the slower     threads' waits at the end
 //                   half does: its rows go in shrinking chunks to    3.6-8.2% -> 0.6-0.7% of
 //                   whichever thread asks next (hand_out_rows)       the time; the tiny GPT's
