@@ -472,12 +472,13 @@ constexpr const char* kBuildKernelName = "portable 6x8";
 // two micro-panels side by side (6 x 16, BLIS's Haswell tile), which does 12 multiply-adds for
 // the same 6 broadcasts and 2 loads of B: 7 loads per 6 FMAs become 8 per 12, and an FMA's
 // result, ready 4 cycles later with 2 started a cycle, has 12 accumulators to go to instead of
-// 6. The 6 x 8 kernel is left the last micro-panel of an odd count, and the ladder's step 5.
+// 6. The 6 x 8 kernel is left a micro-panel with no whole neighbour, and the ladder's step 5.
 // Both give each element of C the same multiply-adds in the same order (one accumulator each).
-// At 512^3 on 2 cores of a Cascade Lake Xeon: the production gemm 90-94 -> 125-136 GFLOP/s
-// (77-80% of the AVX2 peak); step 5, all 6 x 8, level (87-92 with the even and odd steps of k
-// in two sets of accumulators, as this kernel had them, 90-93 with one). On Zen 5 two sets had
-// made step 5 faster (163 -> 201 GFLOP/s); see bench/README.md.
+// At 512^3 on 2 cores of a Cascade Lake Xeon: the production gemm about 90 -> 122-136 GFLOP/s
+// (72-80% of the AVX2 peak); step 5, all 6 x 8, no slower (69-92 GFLOP/s with the even and odd
+// steps of k in two sets of accumulators, as this kernel had them, 83-93 with one). On Zen 5
+// two sets had made the 6 x 8 kernel faster (163 GFLOP/s with one set, about 200 with two);
+// see bench/README.md.
 typedef float vec8 __attribute__((vector_size(32)));
 
 // One row of the tile, one step of k: c += A[i, k] * B[k, 0:8].
