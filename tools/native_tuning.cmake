@@ -1,11 +1,12 @@
 # native_tuning.cmake: which instructions the build may use, said out loud at configure time.
 #
 # With QKV_NATIVE on (the default), qkv is compiled for the CPU of the machine that builds it:
-# -march=native (GCC, Clang), -mcpu=native where a compiler for ARM takes only that (older
-# Clang releases, Apple's among them), /arch:AVX512 or /arch:AVX2 (MSVC, by what this machine
-# has). Cross-compiling, this machine's CPU is not the target's, so there is no native tuning.
-# Whatever happens is printed, never dropped silently, and so is the GEMM micro-kernel the
-# flags select (tensor/simd.h decides it from the compiler's target macros).
+# -march=native (GCC, Clang; with -mprefer-vector-width=512 where that gives AVX-512),
+# -mcpu=native where a compiler for ARM takes only that (older Clang releases, Apple's among
+# them), /arch:AVX512 or /arch:AVX2 (MSVC, by what this machine has). Cross-compiling, this
+# machine's CPU is not the target's, so there is no native tuning. Whatever happens is printed,
+# never dropped silently, and so is the GEMM micro-kernel the flags select (tensor/simd.h
+# decides it from the compiler's target macros).
 #
 # Sets QKV_NATIVE_FLAGS (the flags added to every compile, possibly empty) and QKV_SIMD (the
 # kernel's name: AVX-512, AVX2, NEON, SSE or none).
@@ -80,6 +81,21 @@ if(qkv_simd_compiled)
   file(STRINGS ${CMAKE_BINARY_DIR}/qkv_simd_name.bin qkv_simd_info REGEX "QKV_SIMD_INFO\\[")
   if(qkv_simd_info MATCHES "QKV_SIMD_INFO\\[([^]]*)\\]")
     set(QKV_SIMD "${CMAKE_MATCH_1}")
+  endif()
+endif()
+# With AVX-512, GCC and Clang still vectorize plain loops 256 bits at a time unless told to
+# prefer 512: -march=native alone tunes them for the narrower registers. The GEMM's kernels use
+# 512-bit registers by hand either way; the loops the compiler vectorizes (GELU's exponentials,
+# the softmax, the sums of bias gradients) do twice the work an instruction at 512. Each lane
+# does the same arithmetic at either width, so the numbers stay the same: the larger tiny GPT's
+# weights after 30 steps were the same bits with and without it. What it gave is in
+# bench/README.md ("A third host").
+if(QKV_SIMD STREQUAL "AVX-512" AND NOT MSVC)
+  check_cxx_compiler_flag(-mprefer-vector-width=512 QKV_HAS_PREFER_512)
+  if(QKV_HAS_PREFER_512)
+    list(APPEND QKV_NATIVE_FLAGS -mprefer-vector-width=512)
+    string(JOIN " " qkv_tuning ${QKV_NATIVE_FLAGS})
+    set(qkv_tuning "on (${qkv_tuning})")
   endif()
 endif()
 if(QKV_SIMD STREQUAL "none")
