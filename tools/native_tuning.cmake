@@ -90,7 +90,7 @@ endif()
 # does the same arithmetic at either width, so the numbers stay the same: the larger tiny GPT's
 # weights after 30 steps were the same bits with and without it. What it gave is in
 # bench/README.md ("A third host").
-if(QKV_SIMD STREQUAL "AVX-512" AND NOT MSVC)
+if(QKV_NATIVE_FLAGS AND QKV_SIMD STREQUAL "AVX-512" AND NOT MSVC)  # native tuning only
   check_cxx_compiler_flag(-mprefer-vector-width=512 QKV_HAS_PREFER_512)
   if(QKV_HAS_PREFER_512)
     list(APPEND QKV_NATIVE_FLAGS -mprefer-vector-width=512)
