@@ -232,6 +232,12 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
 // the same products were 2-10% slower shared, so there it starts at 2^31 as before.
 constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
 constexpr int64_t kSharedBMinWorkAInPlace = kNR >= 32 ? int64_t{1} << 28 : kSharedBMinWork;
+std::atomic<int64_t> g_shared_b_from{0};  // 0, or the size a test set (SharedBFromGuard)
+int64_t shared_b_from(bool a_in_place) {
+  if (const int64_t lowered = g_shared_b_from.load(std::memory_order_relaxed); lowered > 0)
+    return lowered;
+  return a_in_place ? kSharedBMinWorkAInPlace : kSharedBMinWork;
+}
 // A product with few rows (decoding one token: M = 1) gains nothing from packing: packing B
 // copies all K x N of it to use each element only M times, which costs as much as the product
 // itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
@@ -519,7 +525,7 @@ constexpr int64_t kKChunk = 1024, kMaxKChunks = 4;
 // added, to the finished sums, as the micro-kernel applies it.
 int64_t k_chunks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t a_cs) {
   if (batches != 1 || a_cs == 1 || M <= kFewRows || M * N * K < kParallelMinWork ||
-      M * N * K >= kSharedBMinWork)
+      M * N * K >= shared_b_from(/*a_in_place=*/false))
     return 1;
   return std::min(kMaxKChunks, K / kKChunk);
 }
@@ -590,8 +596,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   }
   // One large product: share packed B between the threads (above).
   const bool a_here = a_in_place(fast_kernel(), {batch.a[0], a_rs, a_cs});
-  const int64_t shared_b_from = a_here ? kSharedBMinWorkAInPlace : kSharedBMinWork;
-  if (batches == 1 && M * N * K >= shared_b_from && M / kMR >= threads) {
+  if (batches == 1 && M * N * K >= shared_b_from(a_here) && M / kMR >= threads) {
     shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
                    accumulate, threads, epilogue);
     return;
@@ -648,6 +653,16 @@ void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, i
                   int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
                   const GemmEpilogue& epilogue) {
   run_tiles(M, N, K, a_rs, a_cs, b_rs, b_cs, batch, ldc, accumulate, epilogue);
+}
+
+gemm_detail::SharedBFromGuard::SharedBFromGuard(int64_t multiply_adds)
+    : previous_(g_shared_b_from.load()) {
+  check(multiply_adds > 0, "SharedBFromGuard", "a size of at least 1 multiply-add, got ",
+        multiply_adds);
+  g_shared_b_from.store(multiply_adds);
+}
+gemm_detail::SharedBFromGuard::~SharedBFromGuard() {
+  g_shared_b_from.store(previous_);
 }
 
 }  // namespace qkv

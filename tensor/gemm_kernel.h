@@ -134,6 +134,21 @@ class FastKernelGuard {
   const FastKernel* previous_;
 };
 
+// One large product shares a packed B between the threads from 2^31 multiply-adds on, or 2^28
+// with the AVX-512 tile when A is read in place (gemm_fast.cpp), unless a test has lowered that
+// size with SharedBFromGuard: the path then runs on products an emulator computes in seconds
+// instead of minutes. Where the path starts is a matter of speed; its bits do not depend on it.
+class SharedBFromGuard {
+ public:
+  explicit SharedBFromGuard(int64_t multiply_adds);
+  ~SharedBFromGuard();
+  SharedBFromGuard(const SharedBFromGuard&) = delete;
+  SharedBFromGuard& operator=(const SharedBFromGuard&) = delete;
+
+ private:
+  int64_t previous_;
+};
+
 // The epilogue as a pass of its own, for the paths that do not go through a micro-kernel.
 void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep);
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "tensor/gemm_kernel.h"
@@ -237,30 +238,35 @@ void spot_check(const std::vector<float>& c, int64_t N, int64_t K, const Operand
 }
 
 // Products of 2^31 multiply-adds and more share one packed B between threads (from 2^28 with
-// the AVX-512 tile where A is read in place: the next test); 1 thread runs the ordinary serial
-// loops. 1300^3 (awkward: not a multiple of MC, KC or NR) takes both paths and must give the
-// same bits, with A transposed (packed) and accumulating too. Spot-checked against the naive
-// dot product on a few entries (the full naive oracle would take minutes).
+// the AVX-512 tile where A is read in place); 1 thread runs the ordinary serial loops. Here
+// the shared path starts at the product's own size (SharedBFromGuard: at the default sizes
+// these products would take minutes under qemu). 601 x 401 x 301 (awkward: not a multiple of
+// MC, KC or NR; its 401 terms cross a KC block) takes both paths and must give the same bits,
+// with A transposed 601 floats apart (packed, not read in place) and accumulating too.
+// Spot-checked against the naive dot product on a few entries.
 TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
-  const int64_t n = 1300;
-  const Operand a = make(n, n, true, 7), b = make(n, n, false, 8);
-  const std::vector<std::vector<float>> results = on_one_two_three_threads(n, n, n, a, b);
+  const int64_t M = 601, K = 401, N = 301;
+  const gemm_detail::SharedBFromGuard shared_b_from_here(M * N * K);
+  const Operand a = make(M, K, true, 7), b = make(K, N, false, 8);
+  const std::vector<std::vector<float>> results = on_one_two_three_threads(M, N, K, a, b);
   EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads";
   EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads";
-  spot_check(results[1], n, n, a, b, {{0, 0}, {1299, 1299}, {617, 5}, {6, 1298}});
+  spot_check(results[1], N, K, a, b, {{0, 0}, {600, 300}, {317, 5}, {6, 299}});
+  EXPECT_TRUE(testing::throws_error([] { gemm_detail::SharedBFromGuard none(0); },
+                                    {"SharedBFromGuard", "at least 1 multiply-add, got 0"}));
 }
 
 // A row-major A is read in place, and so is a transposed one whose k steps are at most 512
-// floats apart (with the AVX2 and AVX-512 tiles); then, with the AVX-512 tile, the threads
-// share one packed B from 2^28 multiply-adds on (other tiles split the rows, each thread
-// packing B). 512 x 700 x 771 (2.8 x 10^8; 512 rows end in a short panel of 2, 771 columns in
+// floats apart (with the AVX2 and AVX-512 tiles). With the shared packed B started at this
+// size (as above; by default the AVX-512 tile starts it at 2^28 multiply-adds for such an A,
+// the other tiles at 2^31), 98 x 700 x 771 (98 rows end in a short panel of 2, 771 columns in
 // a short micro-panel, 700 terms cross a KC block), with A and B each row-major and
 // transposed, must give the same bits on 1, 2 and 3 threads, and step 5's, which packs
 // everything. Each thread owns a range of rows and may take chunks of the others' (whichever
 // thread is free first), which must change no bits.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
-  const int64_t M = 512, K = 700, N = 771;
-  ASSERT_GE(M * N * K, int64_t{1} << 28);
+  const int64_t M = 98, K = 700, N = 771;
+  const gemm_detail::SharedBFromGuard shared_b_from_here(M * N * K);
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       const Operand a = make(M, K, ta, 9), b = make(K, N, tb, 10);
@@ -270,7 +276,7 @@ TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
       EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, ta " << ta << ", tb " << tb;
       EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, ta " << ta << ", tb " << tb;
       EXPECT_EQ(results[1], step5) << "2 threads vs step 5, ta " << ta << ", tb " << tb;
-      spot_check(results[1], N, K, a, b, {{0, 0}, {511, 770}, {257, 5}});
+      spot_check(results[1], N, K, a, b, {{0, 0}, {97, 770}, {49, 5}});
     }
   // With a bias added as the tiles are stored (Linear's epilogue, as GPT-2's products at
   // M = 512 use it): on 1, 2 and 3 threads, the bits of step 5's product with the bias added
@@ -299,7 +305,7 @@ TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
     int64_t M, N, K;
     bool ta, tb;
   };
-  for (Case c : {Case{2048, 128, 900, false, true}, Case{1001, 70, 800, true, false},
+  for (Case c : {Case{602, 128, 900, false, true}, Case{1001, 70, 800, true, false},
                  Case{999, 33, 385, false, false}}) {
     const Operand a = make(c.M, c.K, c.ta, 11), b = make(c.K, c.N, c.tb, 12);
     const std::vector<std::vector<float>> results = on_one_two_three_threads(c.M, c.N, c.K, a, b);
@@ -310,7 +316,7 @@ TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
     EXPECT_EQ(results[1], step5) << "2 threads vs step 5, M " << c.M;
     spot_check(results[1], c.N, c.K, a, b, {{0, 0}, {c.M - 1, c.N - 1}, {c.M / 2, 5}});
   }
-  const int64_t M = 2048, N = 128, K = 900;
+  const int64_t M = 602, N = 128, K = 900;
   const Operand a = make(M, K, false, 13), b = make(K, N, true, 14), bias = make(1, N, false, 15);
   const std::vector<std::vector<float>> with_bias =
       with_bias_on_one_two_three_threads(M, N, K, a, b, bias);
@@ -675,23 +681,26 @@ TEST(MatmulOut, AccumulatesIntoAnExistingTensor) {
 // The epilogue (+ bias along rows, as the GEMM stores each tile) is bit for bit the product
 // followed by the separate add: on few rows (no micro-kernel),
 // small serial products, threaded ones cut by rows or columns, edge tiles, K over several KC
-// blocks, transposed operands, the shared packed B of huge products, and 1, 2 or 3 threads.
+// blocks, transposed operands, the shared packed B of large products (started at the last
+// case's size, as in the GemmThreads tests above), and 1, 2 or 3 threads.
 TEST(MatmulEpilogue, EqualsMatmulThenAddBitForBit) {
   const int before = num_threads();
   Generator g(9);
   struct Case {
     int64_t M, K, N;
     bool ta, tb;
+    bool shared_b = false;
   };
   for (Case c : {Case{3, 20, 50, false, false}, Case{13, 7, 33, true, false},
                  Case{2048, 128, 512, false, true}, Case{128, 2048, 512, true, false},
-                 Case{301, 500, 97, false, false}, Case{1300, 1300, 1300, true, false}}) {
+                 Case{301, 500, 97, false, false}, Case{601, 401, 301, true, false, true}}) {
+    std::optional<gemm_detail::SharedBFromGuard> shared_b_from_here;
+    if (c.shared_b) shared_b_from_here.emplace(c.M * c.K * c.N);
     const Tensor a = c.ta ? raw::transpose(randn({c.K, c.M}, &g), 0, 1) : randn({c.M, c.K}, &g);
     const Tensor b = c.tb ? raw::transpose(randn({c.N, c.K}, &g), 0, 1) : randn({c.K, c.N}, &g);
     const Tensor bias = randn({c.N}, &g);
     const Tensor product = raw::matmul(a, b);
     for (int threads : {1, 2, 3}) {
-      if (c.M == 1300 && threads == 3) continue;  // the large one: 1 vs 2 threads is enough
       set_num_threads(threads);
       const std::string where = std::to_string(c.M) + "x" + std::to_string(c.K) + "x" +
                                 std::to_string(c.N) + " on " + std::to_string(threads);
