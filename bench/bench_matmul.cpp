@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tensor/all.h"
+#include "tensor/gemm_kernel.h"
 
 #ifdef QKV_BENCH_OPENBLAS
 #include <cblas.h>
@@ -226,6 +227,56 @@ void BM_FmaPeak(benchmark::State& state) {
       benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_FmaPeak)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+
+// BM_MicroKernel/kc: the production micro-kernel alone, on one thread, computing one tile of
+// the build's widest shape (the wide MR x 2 NR tile where the kernel has one, else MR x NR)
+// from packed panels again and again, stored, never added: no packing, no loops around it, no
+// other thread. At kc = 64 its panels of A and B (AVX-512: 1.5 and 16 KiB) stay in L1; at
+// kc = 384, the production KC, B's (96 KiB) is read from L2 at every call. Against the
+// one-thread FMA peak, the gap between the two is what the caches cost the kernel, and what a
+// whole product can at best reach.
+void BM_MicroKernel(benchmark::State& state) {
+  using namespace gemm_detail;
+  const FastKernel& kernel = fast_kernel();
+  const int64_t kc = state.range(0), cols = kernel.wide ? 2 * kNR : kNR;
+  std::vector<float> a(kMR * kc), b(kc * cols), c(kMR * cols);
+  Generator g(0);
+  const Tensor ta = rand({kMR * kc}, &g), tb = rand({kc * cols}, &g);
+  std::copy(ta.data_ptr(), ta.data_ptr() + a.size(), a.begin());
+  std::copy(tb.data_ptr(), tb.data_ptr() + b.size(), b.begin());
+  // Packed panels: A[i, k] at a[k * MR + i]; B's micro-panels of NR columns one after the other.
+  const auto tile = [&] {
+    if (kernel.wide)
+      kernel.wide(kc, a.data(), 1, kMR, b.data(), kc * kNR, kNR, c.data(), cols, false, false, kMR,
+                  nullptr);
+    else
+      kernel.fn(kc, a.data(), 1, kMR, b.data(), kNR, c.data(), cols, false, kMR, kNR, nullptr);
+  };
+  tile();
+  for (int64_t i = 0; i < kMR; ++i)  // held to the naive GEMM once (B's first micro-panel)
+    for (int64_t j = 0; j < kNR; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < kc; ++k) want += double(a[k * kMR + i]) * double(b[k * kNR + j]);
+      if (std::fabs(want - c[i * cols + j]) > 1e-3 * kc) {
+        std::fprintf(stderr, "bench_matmul: BM_MicroKernel differs from the oracle\n");
+        std::abort();
+      }
+    }
+  constexpr int kTilesPerIteration = 100;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (int i = 0; i < kTilesPerIteration; ++i) tile();
+    benchmark::DoNotOptimize(c.data());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double gflops = 2.0 * double(kMR * cols * kc) * kTilesPerIteration *
+                        double(state.iterations()) / seconds / 1e9;
+  state.counters["GFLOPS"] = gflops;
+  state.counters["share_of_peak"] = gflops / peak_gflops(1);
+  state.SetLabel(kernel.wide ? "wide tile" : "tile");
+}
+BENCHMARK(BM_MicroKernel)->ArgName("kc")->Arg(64)->Arg(384)->UseRealTime();
 
 #ifdef QKV_BENCH_OPENBLAS
 // OpenBLAS at the same shapes, in the same run: the yardstick of the targets.
