@@ -114,12 +114,12 @@ void check_float(const Tensor& t, std::string_view op) {
 // every compiler computes the same.
 
 // a * b + c with one rounding: what torch's FMA instructions compute. Where the target has an
-// FMA instruction (GCC and Clang then define __FP_FAST_FMAF: x86-64 with FMA, every aarch64),
-// std::fma is that instruction. Elsewhere std::fma is a library call, and not every library
-// gets it right: MinGW-w64's rounds twice, and a quarter of random triples then differ in the
-// last bit. So it is computed from doubles instead (detail::fma_from_doubles, below).
+// FMA instruction (QKV_HAS_FMA_INSTRUCTION, random.h: x86-64 with FMA, every aarch64), std::fma
+// is that instruction. Elsewhere std::fma is a library call, and not every library gets it
+// right: MinGW-w64's rounds twice, and a quarter of random triples then differ in the last bit.
+// So it is computed from doubles instead (detail::fma_from_doubles, below).
 float fused(float a, float b, float c) {
-#if defined(__FP_FAST_FMAF)
+#if QKV_HAS_FMA_INSTRUCTION
   return std::fma(a, b, c);
 #else
   return detail::fma_from_doubles(a, b, c);

@@ -65,4 +65,14 @@ namespace detail {
 float fma_from_doubles(float a, float b, float c);
 }  // namespace detail
 
+// 1 where the target has a fused multiply-add instruction, so that std::fma on floats is that
+// one instruction: GCC says so with __FP_FAST_FMAF; Clang, Apple's included, defines none of
+// the __FP_FAST_FMA macros, only the instruction set's own: __FMA__ (x86-64 with FMA) and
+// __ARM_FEATURE_FMA (every aarch64).
+#if defined(__FP_FAST_FMAF) || defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+#define QKV_HAS_FMA_INSTRUCTION 1
+#else
+#define QKV_HAS_FMA_INSTRUCTION 0
+#endif
+
 }  // namespace qkv
