@@ -12,25 +12,27 @@
 namespace {
 using namespace qkv;
 
-// BM_Randn/n: randn({n}) from one generator; per_element is the time of one draw.
-void BM_Randn(benchmark::State& state) {
+// Draws a tensor of n = state.range(0) elements per iteration; per_element is the time of one
+// draw.
+template <class Draw>
+void time_draws(benchmark::State& state, Draw draw) {
   Generator g(0);
-  for (auto _ : state) benchmark::DoNotOptimize(randn({state.range(0)}, &g).data_ptr());
+  for (auto _ : state) benchmark::DoNotOptimize(draw(Shape{state.range(0)}, g).data_ptr());
   state.counters["per_element"] = benchmark::Counter(
       static_cast<double>(state.range(0)),
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert,
       benchmark::Counter::kIs1000);
 }
+
+// BM_Randn/n: randn({n}), standard normals.
+void BM_Randn(benchmark::State& state) {
+  time_draws(state, [](const Shape& s, Generator& g) { return randn(s, &g); });
+}
 BENCHMARK(BM_Randn)->Arg(1 << 10)->Arg(1 << 24)->UseRealTime();
 
 // BM_Rand/n: rand({n}), uniform in [0, 1): one draw of the Mersenne Twister per element.
 void BM_Rand(benchmark::State& state) {
-  Generator g(0);
-  for (auto _ : state) benchmark::DoNotOptimize(rand({state.range(0)}, &g).data_ptr());
-  state.counters["per_element"] = benchmark::Counter(
-      static_cast<double>(state.range(0)),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert,
-      benchmark::Counter::kIs1000);
+  time_draws(state, [](const Shape& s, Generator& g) { return rand(s, &g); });
 }
 BENCHMARK(BM_Rand)->Arg(1 << 10)->Arg(1 << 24)->UseRealTime();
 
