@@ -239,34 +239,24 @@ void BM_MicroKernel(benchmark::State& state) {
   using namespace gemm_detail;
   const FastKernel& kernel = fast_kernel();
   const int64_t kc = state.range(0), cols = kernel.wide ? 2 * kNR : kNR;
-  std::vector<float> a(kMR * kc), b(kc * cols), c(kMR * cols);
-  Generator g(0);
-  const Tensor ta = rand({kMR * kc}, &g), tb = rand({kc * cols}, &g);
-  std::copy(ta.data_ptr(), ta.data_ptr() + a.size(), a.begin());
-  std::copy(tb.data_ptr(), tb.data_ptr() + b.size(), b.begin());
-  // Packed panels: A[i, k] at a[k * MR + i]; B's micro-panels of NR columns one after the other.
+  // Random operands of the tile's sizes, read as packed panels: A[i, k] at a[k * MR + i], B's
+  // micro-panels of NR columns one after the other.
+  Problem p(kMR, kc, cols);
   const auto tile = [&] {
     if (kernel.wide)
-      kernel.wide(kc, a.data(), 1, kMR, b.data(), kc * kNR, kNR, c.data(), cols, false, false, kMR,
-                  nullptr);
+      kernel.wide(kc, p.a.data(), 1, kMR, p.b.data(), kc * kNR, kNR, p.c.data(), cols, false,
+                  false, kMR, nullptr);
     else
-      kernel.fn(kc, a.data(), 1, kMR, b.data(), kNR, c.data(), cols, false, kMR, kNR, nullptr);
+      kernel.fn(kc, p.a.data(), 1, kMR, p.b.data(), kNR, p.c.data(), cols, false, kMR, kNR,
+                nullptr);
   };
-  tile();
-  for (int64_t i = 0; i < kMR; ++i)  // held to the naive GEMM once (B's first micro-panel)
-    for (int64_t j = 0; j < kNR; ++j) {
-      double want = 0;
-      for (int64_t k = 0; k < kc; ++k) want += double(a[k * kMR + i]) * double(b[k * kNR + j]);
-      if (std::fabs(want - c[i * cols + j]) > 1e-3 * kc) {
-        std::fprintf(stderr, "bench_matmul: BM_MicroKernel differs from the oracle\n");
-        std::abort();
-      }
-    }
+  tile();  // held to the naive GEMM once, on B's first micro-panel
+  hold_to_oracle(kMR, kNR, kc, {p.a.data(), 1, kMR}, {p.b.data(), kNR, 1}, p.c.data(), cols);
   constexpr int kTilesPerIteration = 100;
   const auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) {
     for (int i = 0; i < kTilesPerIteration; ++i) tile();
-    benchmark::DoNotOptimize(c.data());
+    benchmark::DoNotOptimize(p.c.data());
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
