@@ -268,6 +268,64 @@ void BM_MicroKernel(benchmark::State& state) {
 }
 BENCHMARK(BM_MicroKernel)->ArgName("kc")->Arg(64)->Arg(384)->UseRealTime();
 
+// BM_MicroKernelInContext/where: the same kernel at KC = 384 over the tiles of one MC-row block
+// of a 1024^3 product (16 panels of B, each as wide as the widest tile, 64 columns with
+// AVX-512's; 16 tiles of rows each; in block_rows' order), with one operand at a time where a
+// whole product has it, to split the gap between the kernel alone and a whole product on one
+// thread:
+//   0 alone       one tile of A, one panel of B, one tile of C, stored: BM_MicroKernel
+//   1 A in place  A's 16 tiles read where they lie, rows 1024 floats apart
+//   2 B's panel   B's 16 panels in turn, packed one after the other (AVX-512: 1.5 MiB, beyond L2)
+//   3 C's tiles   C's 256 tiles (rows 1024 floats apart) added to, asked for before the k loop
+//   4 all three   as the product computes them
+// Run its modes interleaved (--benchmark_enable_random_interleaving) and compare their ratios.
+void BM_MicroKernelInContext(benchmark::State& state) {
+  using namespace gemm_detail;
+  const FastKernel& kernel = fast_kernel();
+  const int64_t where = state.range(0), kc = kKC, n = 1024, cols = kernel.wide ? 2 * kNR : kNR;
+  const bool a_real = where == 1 || where == 4, b_real = where == 2 || where == 4,
+             c_real = where == 3 || where == 4;
+  if (a_real && !kernel.reads_a_in_place) {
+    state.SkipWithError("this build's kernel reads A packed only (NEON)");
+    return;
+  }
+  const int64_t tiles = kMC / kMR, panels = 16;
+  Problem p(kMC, n, n);           // A: 96 rows of 1024; B: 384 x 1024 used as packed panels
+  std::vector<float> c_big(static_cast<size_t>(kMC * n)), c_one(static_cast<size_t>(kMR * cols));
+  const auto block = [&] {
+    for (int64_t jr = 0; jr < panels; ++jr)
+      for (int64_t ir = 0; ir < tiles; ++ir) {
+        // Alone, A is the first tile's packed panel (kc x MR) and stays in L1.
+        const float* a = a_real ? p.a.data() + ir * kMR * n : p.a.data();
+        const int64_t a_rs = a_real ? n : 1, a_ks = a_real ? 1 : kMR;
+        const float* b = p.b.data() + (b_real ? jr * cols * kc : 0);
+        float* c = c_real ? c_big.data() + ir * kMR * n + jr * cols : c_one.data();
+        const int64_t ldc = c_real ? n : cols;
+        if (kernel.wide)
+          kernel.wide(kc, a, a_rs, a_ks, b, kc * kNR, kNR, c, ldc, c_real, c_real, kMR, nullptr);
+        else
+          kernel.fn(kc, a, a_rs, a_ks, b, kNR, c, ldc, c_real, kMR, kNR, nullptr);
+      }
+  };
+  block();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    block();
+    benchmark::DoNotOptimize(c_big.data());
+    benchmark::DoNotOptimize(c_one.data());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double gflops = 2.0 * double(kMR * cols * kc) * double(tiles * panels) *
+                        double(state.iterations()) / seconds / 1e9;
+  state.counters["GFLOPS"] = gflops;
+  state.counters["share_of_peak"] = gflops / peak_gflops(1);
+  static const char* const kWhere[] = {"alone", "A in place", "B's panel", "C's tiles",
+                                       "all three"};
+  state.SetLabel(kWhere[where]);
+}
+BENCHMARK(BM_MicroKernelInContext)->ArgName("where")->DenseRange(0, 4)->UseRealTime();
+
 #ifdef QKV_BENCH_OPENBLAS
 // OpenBLAS at the same shapes, in the same run: the yardstick of the targets.
 void BM_OpenBLAS(benchmark::State& state) {
