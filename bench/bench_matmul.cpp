@@ -290,8 +290,9 @@ void BM_MicroKernelInContext(benchmark::State& state) {
     return;
   }
   const int64_t tiles = kMC / kMR, panels = 16;
-  Problem p(kMC, n, n);           // A: 96 rows of 1024; B: 384 x 1024 used as packed panels
-  std::vector<float> c_big(static_cast<size_t>(kMC * n)), c_one(static_cast<size_t>(kMR * cols));
+  // A: 96 rows of 1024; B's first 384 x 1024 floats read as packed panels; C: 96 rows of 1024.
+  Problem p(kMC, n, n);
+  std::vector<float> c_one(static_cast<size_t>(kMR * cols));
   const auto block = [&] {
     for (int64_t jr = 0; jr < panels; ++jr)
       for (int64_t ir = 0; ir < tiles; ++ir) {
@@ -299,7 +300,7 @@ void BM_MicroKernelInContext(benchmark::State& state) {
         const float* a = a_real ? p.a.data() + ir * kMR * n : p.a.data();
         const int64_t a_rs = a_real ? n : 1, a_ks = a_real ? 1 : kMR;
         const float* b = p.b.data() + (b_real ? jr * cols * kc : 0);
-        float* c = c_real ? c_big.data() + ir * kMR * n + jr * cols : c_one.data();
+        float* c = c_real ? p.c.data() + ir * kMR * n + jr * cols : c_one.data();
         const int64_t ldc = c_real ? n : cols;
         if (kernel.wide)
           kernel.wide(kc, a, a_rs, a_ks, b, kc * kNR, kNR, c, ldc, c_real, c_real, kMR, nullptr);
@@ -311,7 +312,7 @@ void BM_MicroKernelInContext(benchmark::State& state) {
   const auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) {
     block();
-    benchmark::DoNotOptimize(c_big.data());
+    benchmark::DoNotOptimize(p.c.data());
     benchmark::DoNotOptimize(c_one.data());
   }
   const double seconds =
