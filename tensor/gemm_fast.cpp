@@ -52,6 +52,9 @@
 // four columns      x W^T read one row of W at a time, one stream    GPT-2 generation 1.06x
 // at a time         per thread: four rows at once, each summed as    (22 rounds); the product
 //                   it is alone (dot_four_columns)                   alone 1.01x (30), level
+// a quarter of      four neighbouring rows are four short runs of    on Zen 4: the product
+// N apart           memory; rows a quarter of N apart are four long  alone 1.35x, generation
+//                   ones, which the prefetcher follows               1.20x (8 rounds)
 // (Figures from bench/bench_matmul, bench_attention and bench_generate on the hosts
 // bench/README.md names; every path is bit for bit the arithmetic of step 5 except the K
 // chunks and the few rows' dot products (x W^T, in 16 sums per column), which sum in fixed
@@ -270,11 +273,13 @@ float dot_column(const float* a, const float* b, int64_t K) {
   return sum_lanes(lane);
 }
 
-// Four columns, ld floats apart, at once: four streams of W in flight instead of one, and the
-// loop's counter, branch and loads of a shared by four columns, in a loop that waits on memory
+// Four columns of B, b_step floats apart, at once, their sums added to c[0], c[c_step],
+// c[2 c_step] and c[3 c_step]: four streams of W in flight instead of one, and the loop's
+// counter, branch and loads of a shared by four columns, in a loop that waits on memory
 // (bench/README.md, "Four columns at a time"). Each column's sums are dot_column's.
-void dot_four_columns(const float* a, const float* b, int64_t ld, int64_t K, float* c) {
-  const float *b0 = b, *b1 = b + ld, *b2 = b + 2 * ld, *b3 = b + 3 * ld;
+void dot_four_columns(const float* a, const float* b, int64_t b_step, int64_t K, float* c,
+                      int64_t c_step) {
+  const float *b0 = b, *b1 = b + b_step, *b2 = b + 2 * b_step, *b3 = b + 3 * b_step;
   float s0[kDotSums] = {}, s1[kDotSums] = {}, s2[kDotSums] = {}, s3[kDotSums] = {};
   int64_t k = 0;
   const auto add_terms = [&](int64_t terms) {  // terms of k, k + 1, ... into lanes 0, 1, ...
@@ -289,9 +294,9 @@ void dot_four_columns(const float* a, const float* b, int64_t ld, int64_t K, flo
   for (; k + kDotSums <= K; k += kDotSums) add_terms(kDotSums);
   add_terms(K - k);
   c[0] += sum_lanes(s0);
-  c[1] += sum_lanes(s1);
-  c[2] += sum_lanes(s2);
-  c[3] += sum_lanes(s3);
+  c[c_step] += sum_lanes(s1);
+  c[2 * c_step] += sum_lanes(s2);
+  c[3 * c_step] += sum_lanes(s3);
 }
 
 void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
@@ -309,10 +314,15 @@ void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* 
         for (int64_t j = 0; j < N; ++j) c[j] += aik * b[j];
       }
     } else if (B.row_stride == 1) {
-      int64_t j = 0;
-      for (; j + 4 <= N; j += 4)
-        dot_four_columns(a, B.p + j * B.col_stride, B.col_stride, K, c + j);
-      for (; j < N; ++j) c[j] += dot_column(a, B.p + j * B.col_stride, K);
+      // The four columns of a group are a quarter of N apart: columns j, j + q, j + 2 q and
+      // j + 3 q. Each stream then walks a quarter of W's rows in order, one long run of memory
+      // that the hardware prefetcher follows; four neighbouring rows would be four runs of
+      // K floats each, restarting every group, which a Zen 4 core read at half the speed
+      // (bench/README.md, "Four columns at a time").
+      const int64_t q = N / 4;
+      for (int64_t j = 0; j < q; ++j)
+        dot_four_columns(a, B.p + j * B.col_stride, q * B.col_stride, K, c + j, q);
+      for (int64_t j = 4 * q; j < N; ++j) c[j] += dot_column(a, B.p + j * B.col_stride, K);
     } else {
       for (int64_t j = 0; j < N; ++j) {
         float sum = 0.0f;

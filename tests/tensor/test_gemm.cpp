@@ -583,24 +583,26 @@ TEST(GemmThreads, ParallelRangesRunEveryUnitOnceAndShareALateThreadsWork) {
   set_num_threads(before);
 }
 
-// Decoding's x W^T reads W's rows (B's columns) four at a time: a column summed in a group of
-// four must get the bits it gets alone. N = 7 is one group and three alone; each column is
-// then computed again as a product of its own (N = 1), for K below, at and past 16 sums.
+// Decoding's x W^T reads W's rows (B's columns) four at a time, a quarter of N apart: a column
+// summed in a group of four must get the bits it gets alone, and land in its own place. N = 7
+// is one group of neighbours and three alone; N = 23 is five groups of columns 5 apart
+// (0, 5, 10, 15; ...; 4, 9, 14, 19) and three alone. Each column is then computed again as a
+// product of its own (N = 1), for K below, at and past 16 sums.
 TEST(GemmFewRows, AColumnGetsTheSameBitsInAGroupOfFourAsAlone) {
-  for (int64_t M : {1, 3})
-    for (int64_t K : {7, 16, 100, 768}) {
-      const int64_t N = 7;
-      Operand a = make(M, K, false, 31), b = make(K, N, true, 32);  // b: columns contiguous
-      std::vector<float> together(static_cast<size_t>(M * N));
-      gemm(M, N, K, a.ref, b.ref, together.data(), N, false);
-      for (int64_t j = 0; j < N; ++j) {
-        std::vector<float> alone(static_cast<size_t>(M));
-        gemm(M, 1, K, a.ref, {b.data.data() + j * K, 1, K}, alone.data(), 1, false);
-        for (int64_t i = 0; i < M; ++i)
-          ASSERT_EQ(together[static_cast<size_t>(i * N + j)], alone[static_cast<size_t>(i)])
-              << "M=" << M << " K=" << K << " row " << i << " column " << j;
+  for (int64_t N : {7, 23})
+    for (int64_t M : {1, 3})
+      for (int64_t K : {7, 16, 100, 768}) {
+        Operand a = make(M, K, false, 31), b = make(K, N, true, 32);  // b: columns contiguous
+        std::vector<float> together(static_cast<size_t>(M * N));
+        gemm(M, N, K, a.ref, b.ref, together.data(), N, false);
+        for (int64_t j = 0; j < N; ++j) {
+          std::vector<float> alone(static_cast<size_t>(M));
+          gemm(M, 1, K, a.ref, {b.data.data() + j * K, 1, K}, alone.data(), 1, false);
+          for (int64_t i = 0; i < M; ++i)
+            ASSERT_EQ(together[static_cast<size_t>(i * N + j)], alone[static_cast<size_t>(i)])
+                << "M=" << M << " N=" << N << " K=" << K << " row " << i << " column " << j;
+        }
       }
-    }
 }
 
 // hand_out_ranges is public: a count of parts below 1 or negative units is an error that names
