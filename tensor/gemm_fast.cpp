@@ -57,8 +57,9 @@
 //                   ones, which the prefetcher follows               1.20x (8 rounds)
 // (Figures from bench/bench_matmul, bench_attention and bench_generate on the hosts
 // bench/README.md names; every path is bit for bit the arithmetic of step 5 except the K
-// chunks and the few rows' dot products (x W^T, in 16 sums per column), which sum in fixed
-// orders of their own, the same on any thread count.)
+// chunks and the few rows' dot products (x W^T, in 16 sums per column, each term a product and
+// a sum rounded apart: gemm_dot.cpp), which sum in fixed orders of their own, the same on any
+// thread count.)
 #include <algorithm>
 #include <atomic>
 #include <vector>
@@ -245,59 +246,9 @@ int64_t shared_b_from(bool a_in_place) {
 // copies all K x N of it to use each element only M times, which costs as much as the product
 // itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
 // rows are contiguous, as dot products of A's row with B's columns when those are (x @ W^T,
-// as Linear computes it; dot_column and dot_four_columns below), in 16 independent sums so the
-// compiler vectorises them.
+// as Linear computes it; dot_column and dot_four_columns, gemm_dot.cpp), in 16 independent sums
+// so the compiler vectorises them.
 constexpr int64_t kFewRows = 4;
-
-// Dot products of A's row with B's columns (x W^T): 16 independent sums per column, the last
-// K % 16 terms added into the first of them, then the 16 added up in order (sum_lanes). No
-// step sums a product into a running total (sum += a[k] * b[k]): a compiler may vectorise such
-// a loop in one place and not in another, fusing the multiply and add in one only (GCC for
-// aarch64 did, here), and a column would then get different bits in a group of four and alone.
-constexpr int64_t kDotSums = 16;
-
-float sum_lanes(const float* lane) {
-  float sum = 0.0f;
-  for (int64_t l = 0; l < kDotSums; ++l) sum += lane[l];
-  return sum;
-}
-
-float dot_column(const float* a, const float* b, int64_t K) {
-  float lane[kDotSums] = {};
-  int64_t k = 0;
-  const auto add_terms = [&](int64_t terms) {  // terms of k, k + 1, ... into lanes 0, 1, ...
-    for (int64_t l = 0; l < terms; ++l) lane[l] += a[k + l] * b[k + l];
-  };
-  for (; k + kDotSums <= K; k += kDotSums) add_terms(kDotSums);
-  add_terms(K - k);
-  return sum_lanes(lane);
-}
-
-// Four columns of B, b_step floats apart, at once, their sums added to c[0], c[c_step],
-// c[2 c_step] and c[3 c_step]: four streams of W in flight instead of one, and the loop's
-// counter, branch and loads of a shared by four columns, in a loop that waits on memory
-// (bench/README.md, "Four columns at a time"). Each column's sums are dot_column's.
-void dot_four_columns(const float* a, const float* b, int64_t b_step, int64_t K, float* c,
-                      int64_t c_step) {
-  const float *b0 = b, *b1 = b + b_step, *b2 = b + 2 * b_step, *b3 = b + 3 * b_step;
-  float s0[kDotSums] = {}, s1[kDotSums] = {}, s2[kDotSums] = {}, s3[kDotSums] = {};
-  int64_t k = 0;
-  const auto add_terms = [&](int64_t terms) {  // terms of k, k + 1, ... into lanes 0, 1, ...
-    for (int64_t l = 0; l < terms; ++l) {
-      const float x = a[k + l];
-      s0[l] += x * b0[k + l];
-      s1[l] += x * b1[k + l];
-      s2[l] += x * b2[k + l];
-      s3[l] += x * b3[k + l];
-    }
-  };
-  for (; k + kDotSums <= K; k += kDotSums) add_terms(kDotSums);
-  add_terms(K - k);
-  c[0] += sum_lanes(s0);
-  c[c_step] += sum_lanes(s1);
-  c[2 * c_step] += sum_lanes(s2);
-  c[3 * c_step] += sum_lanes(s3);
-}
 
 void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
               bool accumulate) {

@@ -149,6 +149,17 @@ class SharedBFromGuard {
   int64_t previous_;
 };
 
+// Dot products of A's row with B's columns (x W^T, decoding's few-row products; gemm_dot.cpp):
+// 16 independent sums per column, term k into sum k % 16, then the 16 added up in order, so the
+// compiler vectorises them. dot_column returns one column's; dot_four_columns adds four
+// columns' (b, b + b_step, b + 2 b_step, b + 3 b_step) to c[0], c[c_step], c[2 c_step] and
+// c[3 c_step]: four streams of W in flight instead of one, and the loop's counter, branch and
+// loads of a shared by four columns, in a loop that waits on memory (bench/README.md, "Four
+// columns at a time"). A column gets the same bits from either.
+float dot_column(const float* a, const float* b, int64_t K);
+void dot_four_columns(const float* a, const float* b, int64_t b_step, int64_t K, float* c,
+                      int64_t c_step);
+
 // The epilogue as a pass of its own, for the paths that do not go through a micro-kernel.
 void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep);
 
