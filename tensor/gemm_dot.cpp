@@ -6,8 +6,8 @@
 // term is a product rounded to float, then a sum rounded to float, wherever the compiler puts
 // it. With contraction on, a compiler fuses a multiply and an add into one FMA (one rounding)
 // where it sees them side by side, and may see them so in one loop and not in another: Clang
-// for aarch64 fused most of dot_four_columns's terms and left some as a multiply and then an
-// add, and a column got different bits in a group of four and alone
+// for aarch64 fused most of these loops' terms and left some as a multiply and then an add,
+// not the same ones in both loops, and a column got different bits in a group of four and alone
 // (GemmFewRows.AColumnGetsTheSameBitsInAGroupOfFourAsAlone failed under qemu). These loops wait
 // on memory, not on arithmetic, so the separate multiply and add cost nothing measurable.
 #include "tensor/gemm_kernel.h"
