@@ -5,9 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <typeinfo>
-
-#include "tensor/fused.h"
 
 namespace qkv::attention {
 
@@ -62,12 +59,8 @@ Tensor Block::attn(const Tensor& x, KVCache* cache) {
   return o->forward(merge_heads(a.output));  // (B, H, T, D) -> (B, T, C) -> o
 }
 
-// The MLP: widen to 4C, GELU, project back. With fused paths on (tensor/fused.h) it runs as
-// one node (autograd/ops.h: mlp), the same numbers with GELU and its backward done by the
-// GEMMs as they store their tiles, unless fc or proj is a module of another kind than Linear.
+// The MLP: widen to 4C, GELU, project back.
 Tensor Block::mlp(const Tensor& x) {
-  if (fused_enabled() && typeid(*fc) == typeid(nn::Linear) && typeid(*proj) == typeid(nn::Linear))
-    return qkv::mlp(x, fc->weight, fc->bias, proj->weight, proj->bias, gelu_approximation);
   return proj->forward(gelu(fc->forward(x), gelu_approximation));
 }
 

@@ -6,7 +6,7 @@
 //   ops_reduce.cpp       reductions, softmax, log_softmax, cross_entropy
 //   ops_norm.cpp         layer_norm (fused)
 //   ops_view.cpp         views, joins, index_select, embedding
-//   ops_matmul.cpp       matmul, linear, mlp (fused)
+//   ops_matmul.cpp       matmul
 // With no input requiring grad (or inside a NoGradGuard) they cost what the raw kernel costs.
 #pragma once
 
@@ -153,14 +153,5 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // weight (out, in), bias (out,) or undefined. The same numbers as matmul(x, transpose(W)) + b;
 // the backward makes the incoming gradient contiguous once and takes dx, dW and db from it.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
-// mlp: a transformer block's MLP as one node, linear(gelu(linear(x, fc_weight, fc_bias)),
-// proj_weight, proj_bias): the same numbers, bit for bit, with GELU done by the first GEMM as it
-// stores its tiles and GELU's backward product by the backward's GEMM as it stores its own, so
-// the activations before GELU and the gradient after it are never written out. What a block
-// runs with fused paths on (attention/gpt.cpp). x (..., in), fc_weight (hidden, in),
-// proj_weight (out, hidden); either bias (hidden,), (out,) or undefined.
-Tensor mlp(const Tensor& x, const Tensor& fc_weight, const Tensor& fc_bias,
-           const Tensor& proj_weight, const Tensor& proj_bias,
-           GeluApproximation approximate = GeluApproximation::none);
 
 }  // namespace qkv

@@ -1,5 +1,4 @@
-// ops_matmul.cpp: matmul and its backward, linear (x W^T + b) as one node, and a transformer
-// block's MLP (linear, GELU, linear) as one node.
+// ops_matmul.cpp: matmul and its backward, and linear (x W^T + b) as one node.
 //
 //   C = A @ B        A (..., M, K), B (..., K, N) -> C (..., M, N)
 //   dA = dC @ B^T    dB = A^T @ dC
@@ -131,58 +130,6 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                   if (need_b) db = raw::sum(d, 0, false);
                   return {dx, dw, db};
                 });
-}
-
-// mlp, with X the rows of x as in linear, A = X W1^T + b1 and H = gelu(A):
-//
-//   Y = H W2^T + b2                        (rows, out)
-//   dH = dY W2      dA = dH * gelu'(A)     dX = dA W1
-//   dW2 = dY^T H    db2 = sum of dY's rows     dW1 = dA^T X    db1 = sum of dA's rows
-//
-// The products and sums of linear, gelu and linear, in the same order. The first GEMM applies
-// GELU to each tile of A as it stores it and keeps gelu'(A) (the slope) for the backward; the
-// backward's dY W2 multiplies each tile by the slope as it stores it (raw::matmul_gelu and
-// raw::matmul_times, tensor/matmul.h). So A and dH, each rows x 4C floats in a transformer
-// block, are never written out and read back, and two passes over them are gone.
-Tensor mlp(const Tensor& x, const Tensor& fc_weight, const Tensor& fc_bias,
-           const Tensor& proj_weight, const Tensor& proj_bias, GeluApproximation approximate) {
-  check_linear("mlp", x, fc_weight, fc_bias);
-  const int64_t in = fc_weight.size(1), hidden = fc_weight.size(0), rows = x.numel() / in;
-  check(proj_weight.defined() && proj_weight.dim() == 2 && proj_weight.size(0) > 0 &&
-            proj_weight.size(1) == hidden,
-        "mlp", "a proj weight (out, hidden) with hidden = fc's out features = ", hidden, ", got ",
-        shape_of(proj_weight));
-  const int64_t out_features = proj_weight.size(0);
-  check(!proj_bias.defined() || (proj_bias.dim() == 1 && proj_bias.size(0) == out_features),
-        "mlp", "a proj bias of shape (out,) = (", out_features, ",), got ", shape_of(proj_bias, ""));
-  // GELU's slope is kept only where a gradient will flow through it, as autograd's gelu does.
-  const bool need_x = requires_grad(x), need_fc_w = requires_grad(fc_weight),
-             need_fc_b = requires_grad(fc_bias);
-  const bool through_gelu = is_grad_enabled() && (need_x || need_fc_w || need_fc_b);
-  raw::GeluWithSlope h = raw::matmul_gelu(raw::reshape(x, {rows, in}),
-                                          raw::transpose(fc_weight, 0, 1), fc_bias, approximate,
-                                          through_gelu);
-  const Tensor y = linear_rows(h.out, proj_weight, proj_bias, with_last(x.shape(), out_features));
-  return record(
-      linear_grad_fn_name(x.dim(), proj_bias.defined()), y,
-      {x, fc_weight, fc_bias, proj_weight, proj_bias},
-      [x = SavedTensor(x), w1 = SavedTensor(fc_weight), w2 = SavedTensor(proj_weight),
-       h = std::move(h), rows, in, out_features, need_x, need_fc_w, need_fc_b,
-       need_w2 = requires_grad(proj_weight),
-       need_b2 = requires_grad(proj_bias)](const Tensor& dout) -> Grads {
-        const Tensor d = raw::reshape(raw::contiguous(dout), {rows, out_features});
-        Tensor dx, dw1, db1, dw2, db2;
-        if (need_w2) dw2 = raw::matmul(raw::transpose(d, 0, 1), h.out);
-        if (need_b2) db2 = raw::sum(d, 0, false);
-        if (need_x || need_fc_w || need_fc_b) {
-          const Tensor da = raw::matmul_times(d, w2.get(), h.slope);  // (d W2) * gelu'(A)
-          if (need_x) dx = raw::reshape(raw::matmul(da, w1.get()), x.get().shape());
-          if (need_fc_w)
-            dw1 = raw::matmul(raw::transpose(da, 0, 1), raw::reshape(x.get(), {rows, in}));
-          if (need_fc_b) db1 = raw::sum(da, 0, false);
-        }
-        return {dx, dw1, db1, dw2, db2};
-      });
 }
 
 }  // namespace qkv

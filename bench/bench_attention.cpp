@@ -197,31 +197,6 @@ double peak_gflops() {
   return peak;
 }
 
-// A block's MLP alone, forward and backward (Block::mlp: fc to 4C, GELU, proj back), at the
-// larger tiny GPT's shape (B 32, T 64, C 128) and at GPT-2 small's (B 4, T 128, C 768), with
-// fused paths on (one node: GELU and its backward product done by the GEMMs as they store
-// their tiles) or off (linear, gelu, linear). Counters: GFLOPS, the two Linears' 48 rows C^2
-// multiply-adds and adds per second, and their share of the FMA peak.
-void run_block_mlp(benchmark::State& state, bool fused, bool gpt2_shape) {
-  const FusedGuard path(fused);
-  const int64_t C = gpt2_shape ? 768 : 128, rows = gpt2_shape ? 4 * 128 : 32 * 64;
-  manual_seed(0);
-  Block block(GPTConfig{.vocab_size = 27, .n_embd = C, .n_head = gpt2_shape ? 12 : 4});
-  Generator g(1);
-  const Tensor x = requires_grad_(randn({rows / 64, 64, C}, &g));
-  const Tensor up = randn({rows / 64, 64, C}, &g);
-  for (auto _ : state) {
-    block.zero_grad();
-    zero_grad(x);
-    backward(block.mlp(x), up);
-  }
-  const double flops = 48.0 * static_cast<double>(rows) * static_cast<double>(C * C);
-  state.counters["GFLOPS"] =
-      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["share_of_peak"] = benchmark::Counter(
-      flops * 1e-9 / peak_gflops(), benchmark::Counter::kIsIterationInvariantRate);
-}
-
 // One training step of lesson 15's model: forward + cross-entropy, backward, AdamW. Random
 // tokens: the arithmetic does not depend on what they are. The larger config (C 128, 4 heads,
 // 4 layers, T 64, B 32) and GPT-2 small's shape (C 768, 12 heads, 12 layers, T 128, B 4) with a
@@ -340,16 +315,6 @@ void register_all() {
       benchmark::RegisterBenchmark(name.c_str(),
                                    [which, bwd](benchmark::State& st) { run(st, which, bwd); })
           ->Arg(256)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
-    }
-  for (bool gpt2_shape : {false, true})
-    for (bool fused : {true, false}) {
-      const std::string name = std::string("BM_BlockMLP/") + (fused ? "fused" : "composed") +
-                               (gpt2_shape ? "/gpt2_small_shape" : "/larger");
-      benchmark::RegisterBenchmark(
-          name.c_str(),
-          [fused, gpt2_shape](benchmark::State& st) { run_block_mlp(st, fused, gpt2_shape); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }

@@ -277,17 +277,20 @@ QKV_ALWAYS_INLINE inline float gelu_slope(float x) {
 }
 
 template <GeluApproximation kApprox>
-void gelu_span_impl(const float* __restrict x, float* __restrict y, float* __restrict s,
-                    int64_t n) {
-  if (!s) {
-    for (int64_t i = 0; i < n; ++i) y[i] = gelu_value(x[i], gelu_parts<kApprox>(x[i]));
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const GeluParts p = gelu_parts<kApprox>(x[i]);
-    y[i] = gelu_value(x[i], p);
-    s[i] = gelu_slope<kApprox>(x[i], p);
-  }
+GeluWithSlope gelu_with_slope_impl(const Tensor& a_in) {
+  const Tensor a = contiguous(as_float(a_in, "gelu_with_slope", false));
+  GeluWithSlope r{Tensor::empty(a.shape()), Tensor::empty(a.shape())};
+  const float* x = a.data_ptr();
+  float *y = r.out.data_ptr(), *s = r.slope.data_ptr();
+  parallel_ranges(a.numel(), a.numel() >= kParallelVectorMathElements,
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t i = begin; i < end; ++i) {
+                      const GeluParts p = gelu_parts<kApprox>(x[i]);
+                      y[i] = gelu_value(x[i], p);
+                      s[i] = gelu_slope<kApprox>(x[i], p);
+                    }
+                  });
+  return r;
 }
 }  // namespace
 
@@ -300,23 +303,9 @@ Tensor gelu(const Tensor& a, GeluApproximation approximate) {
     return gelu_value(x, gelu_parts<GeluApproximation::none>(x));
   });
 }
-void gelu_span(const float* x, float* out, float* slope, int64_t n,
-               GeluApproximation approximate) {
-  if (approximate == GeluApproximation::tanh)
-    gelu_span_impl<GeluApproximation::tanh>(x, out, slope, n);
-  else
-    gelu_span_impl<GeluApproximation::none>(x, out, slope, n);
-}
-GeluWithSlope gelu_with_slope(const Tensor& a_in, GeluApproximation approximate) {
-  const Tensor a = contiguous(as_float(a_in, "gelu_with_slope", false));
-  GeluWithSlope r{Tensor::empty(a.shape()), Tensor::empty(a.shape())};
-  const float* x = a.data_ptr();
-  float *y = r.out.data_ptr(), *s = r.slope.data_ptr();
-  parallel_ranges(a.numel(), a.numel() >= kParallelVectorMathElements,
-                  [&](int64_t begin, int64_t end) {
-                    gelu_span(x + begin, y + begin, s + begin, end - begin, approximate);
-                  });
-  return r;
+GeluWithSlope gelu_with_slope(const Tensor& a, GeluApproximation approximate) {
+  return approximate == GeluApproximation::tanh ? gelu_with_slope_impl<GeluApproximation::tanh>(a)
+                                                : gelu_with_slope_impl<GeluApproximation::none>(a);
 }
 
 Tensor gelu_derivative(const Tensor& a, GeluApproximation approximate) {

@@ -62,12 +62,6 @@ struct GeluWithSlope {
 };
 GeluWithSlope gelu_with_slope(const Tensor& a,
                               GeluApproximation approximate = GeluApproximation::none);
-// The loop of gelu_with_slope over n floats: out = gelu(x), and slope = gelu'(x) where slope is
-// not null (then out alone is gelu's bits). For a caller with rows of its own: the GEMM runs it
-// on each tile of C as it finishes it (GemmEpilogue, tensor/gemm.h). x, out and slope must not
-// overlap.
-void gelu_span(const float* x, float* out, float* slope, int64_t n,
-               GeluApproximation approximate = GeluApproximation::none);
 
 // Comparisons give bool masks.
 Tensor eq(const Tensor& a, const Tensor& b);

@@ -14,8 +14,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/elementwise.h"  // GeluApproximation
-
 namespace qkv {
 
 struct MatrixRef {
@@ -40,30 +38,13 @@ void gemm_threaded(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
                    bool accumulate);  // step 5: SIMD micro-kernel and threads
 
 // What the production GEMM can do to each element of C once its sum is complete, while the
-// tile is still in registers or in L1: first C[i, j] = C[i, j] + bias[j], then one of
-//  - GELU: C[i, j] = gelu(C[i, j]), and gelu'(C[i, j]) into `slope` where that is given
-//    (gelu_span, tensor/elementwise.h): an MLP's first Linear and its activation;
-//  - a product: C[i, j] = C[i, j] * factor[i, j]: GELU's backward, dout * slope, on the
-//    gradient the second Linear's backward computes.
-// Each is bit for bit the separate pass after the product, without that pass over C. `slope`
-// and `factor` are laid out as C, rows ldc apart, and `c` is C's first element: the block of C
-// at p has its own at slope + (p - c). A Linear's forward adds its bias here; the fused MLP
-// (autograd/ops.h: mlp) uses the other two.
+// tile is still in registers: C[i, j] = C[i, j] + bias[j]. Bit for bit the separate add after
+// the product, without its pass over C. A Linear's forward adds its bias here.
 struct GemmEpilogue {
-  enum class Then { nothing, gelu, times };
   const float* bias = nullptr;  // (N,): added along every row
-  Then then = Then::nothing;
-  GeluApproximation approximate = GeluApproximation::none;  // which GELU
-  float* slope = nullptr;                                   // GELU's slope, or nothing
-  const float* factor = nullptr;                            // the product's other factor
-  const float* c = nullptr;                                 // C's first element
-  bool any() const { return bias != nullptr || then != Then::nothing; }
+  bool any() const { return bias != nullptr; }
   // The same finish for the block of C that starts at column j0 (the bias is per column).
-  GemmEpilogue at(int64_t j0) const {
-    GemmEpilogue e = *this;
-    if (bias) e.bias += j0;
-    return e;
-  }
+  GemmEpilogue at(int64_t j0) const { return {bias ? bias + j0 : nullptr}; }
 };
 
 // Which terms row i of C needs, for a product whose A has a triangle of exact zeros: causal

@@ -170,15 +170,12 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
         const GemmEpilogue* tile_ep_or_null = ep.any() ? &tile_ep : nullptr;
         // Two panels of B read in place are a small product's (packed_loops), whose C is small
         // and in cache: no prefetching there.
-        const int64_t cols = wide ? 2 * kNR : std::min(kNR, nc - jr);
-        if (tile_ep_or_null) prefetch_then(tile_ep, c_tile, ldc, rows, cols);
         if (wide)
           kernel.wide(k1 - k0, a_tile, a_rs, a_ks, b_panel + k0 * b_ks, b_half, b_ks, c_tile, ldc,
                       add, /*prefetch_c=*/!b_here, rows, tile_ep_or_null);
         else
           kernel.fn(k1 - k0, a_tile, a_rs, a_ks, b_panel + k0 * b_ks, b_ks, c_tile, ldc, add, rows,
-                    cols, tile_ep_or_null);
-        if (tile_ep_or_null) finish_then(tile_ep, c_tile, ldc, rows, cols);  // GELU, or a product
+                    std::min(kNR, nc - jr), tile_ep_or_null);
       }
       jr += wide ? 2 * kNR : kNR;
     }

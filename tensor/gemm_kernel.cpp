@@ -2,7 +2,6 @@
 // ladder (gemm.cpp) and the production path (gemm_fast.cpp).
 #include "tensor/gemm_kernel.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cstring>
@@ -154,53 +153,10 @@ void store_tile(const float* tile, float* c, int64_t ldc, bool add_to_c, int64_t
 
 }  // namespace
 
-void prefetch_then(const GemmEpilogue& ep, const float* c, int64_t ldc, int64_t m, int64_t n) {
-#if defined(__GNUC__) || defined(__clang__)
-  using Then = GemmEpilogue::Then;
-  const float* p = ep.then == Then::times ? ep.factor : ep.then == Then::gelu ? ep.slope : nullptr;
-  if (!p) return;
-  p += c - ep.c;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; j += 16) {  // a 64-byte line at a time
-      if (ep.then == Then::times)
-        __builtin_prefetch(p + i * ldc + j, 0);
-      else
-        __builtin_prefetch(p + i * ldc + j, 1);
-    }
-#else
-  (void)ep, (void)c, (void)ldc, (void)m, (void)n;
-#endif
-}
-
-void finish_then(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t m, int64_t n) {
-  using Then = GemmEpilogue::Then;
-  if (ep.then == Then::nothing) return;
-  const int64_t at = c - ep.c;  // where the block starts in C; its slope or factor is as far in
-  for (int64_t i = 0; i < m; ++i) {
-    float* row = c + i * ldc;
-    if (ep.then == Then::times) {
-      const float* f = ep.factor + at + i * ldc;
-      for (int64_t j = 0; j < n; ++j) row[j] = row[j] * f[j];
-      continue;
-    }
-    // GELU reads a copy of the row's sums and writes over them (gelu_span's operands are apart).
-    float* slope = ep.slope ? ep.slope + at + i * ldc : nullptr;
-    constexpr int64_t kPiece = 64;
-    float x[kPiece];
-    for (int64_t j = 0; j < n; j += kPiece) {
-      const int64_t len = std::min(kPiece, n - j);
-      std::copy(row + j, row + j + len, x);
-      raw::gelu_span(x, row + j, slope ? slope + j : nullptr, len, ep.approximate);
-    }
-  }
-}
-
 void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep) {
   if (!ep.any()) return;
-  if (ep.bias)
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = finish(C[i * ldc + j], &ep, j);
-  finish_then(ep, C, ldc, M, N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = finish(C[i * ldc + j], &ep, j);
 }
 
 // The portable micro-kernel: plain C++ that any compiler builds. The accumulators are a small

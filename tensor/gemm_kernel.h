@@ -160,16 +160,7 @@ float dot_column(const float* a, const float* b, int64_t K);
 void dot_four_columns(const float* a, const float* b, int64_t b_step, int64_t K, float* c,
                       int64_t c_step);
 
-// The epilogue's step after the bias (GemmEpilogue::then: GELU or a product) on the m x n block
-// of C at c, whose sums and bias are in: the micro-kernels add the bias as they store a tile,
-// and the loops that call them run this on the tile they just stored, while it is in L1.
-void finish_then(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t m, int64_t n);
-// Asks the caches for the lines finish_then will read on that block (a product's factor) or
-// write (GELU's slope): called before the kernel computes the block, so that they arrive while
-// it does. Both lie in memory written long before, and waiting for them in finish_then cost
-// more than the pass over C it saves (BM_BlockMLP, bench/README.md).
-void prefetch_then(const GemmEpilogue& ep, const float* c, int64_t ldc, int64_t m, int64_t n);
-// The whole epilogue as a pass of its own, for the paths that do not go through a micro-kernel.
+// The epilogue as a pass of its own, for the paths that do not go through a micro-kernel.
 void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep);
 
 }  // namespace qkv::gemm_detail

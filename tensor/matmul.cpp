@@ -111,61 +111,20 @@ void matmul_out(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
   run(o, out.data_ptr(), accumulate);
 }
 
-namespace {
-
-// The checks of the epilogue products: float32 matrices a (M, K) and b (K, N).
-void check_matrices(const Tensor& a, const Tensor& b, const char* op) {
+Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias_in) {
   check(a.defined() && b.defined() && a.dtype() == Dtype::float32 && b.dtype() == Dtype::float32 &&
             a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0),
-        op, "float32 matrices (M, K) and (K, N), got ", shape_of(a), " and ", shape_of(b));
-}
-
-// a @ b into a fresh (M, N) tensor, the epilogue ep finishing each tile (its c set here).
-Tensor product_with(const Tensor& a, const Tensor& b, GemmEpilogue ep) {
+        "matmul_epilogue", "float32 matrices (M, K) and (K, N), got ", shape_of(a), " and ",
+        shape_of(b));
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  Tensor out = Tensor::empty({M, N});
-  ep.c = out.data_ptr();
-  gemm_epilogue(M, N, K, {a.data_ptr(), a.stride(0), a.stride(1)},
-                {b.data_ptr(), b.stride(0), b.stride(1)}, out.data_ptr(), N, false, ep);
-  return out;
-}
-
-}  // namespace
-
-Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias_in) {
-  check_matrices(a, b, "matmul_epilogue");
-  const int64_t N = b.size(1);
   check(bias_in.defined() && bias_in.dtype() == Dtype::float32 && bias_in.shape() == Shape{N},
         "matmul_epilogue", "a float32 bias of shape (", N, ",), got ", shape_of(bias_in));
   const Tensor bias = contiguous(bias_in);
-  return product_with(a, b, {.bias = bias.data_ptr()});
-}
-
-GeluWithSlope matmul_gelu(const Tensor& a, const Tensor& b, const Tensor& bias_in,
-                          GeluApproximation approximate, bool with_slope) {
-  check_matrices(a, b, "matmul_gelu");
-  const int64_t M = a.size(0), N = b.size(1);
-  check(!bias_in.defined() || (bias_in.dtype() == Dtype::float32 && bias_in.shape() == Shape{N}),
-        "matmul_gelu", "a float32 bias of shape (", N, ",) or none, got ", shape_of(bias_in));
-  const Tensor bias = bias_in.defined() ? contiguous(bias_in) : Tensor();
-  Tensor slope = with_slope ? Tensor::empty({M, N}) : Tensor();
-  const Tensor out = product_with(a, b,
-                                  {.bias = bias.defined() ? bias.data_ptr() : nullptr,
-                                   .then = GemmEpilogue::Then::gelu,
-                                   .approximate = approximate,
-                                   .slope = with_slope ? slope.data_ptr() : nullptr});
-  return {out, slope};
-}
-
-Tensor matmul_times(const Tensor& a, const Tensor& b, const Tensor& factor_in) {
-  check_matrices(a, b, "matmul_times");
-  const int64_t M = a.size(0), N = b.size(1);
-  check(factor_in.defined() && factor_in.dtype() == Dtype::float32 &&
-            factor_in.shape() == Shape{M, N},
-        "matmul_times", "a float32 factor of the product's shape (", M, ", ", N, "), got ",
-        shape_of(factor_in));
-  const Tensor factor = contiguous(factor_in);
-  return product_with(a, b, {.then = GemmEpilogue::Then::times, .factor = factor.data_ptr()});
+  Tensor out = Tensor::empty({M, N});
+  gemm_epilogue(M, N, K, {a.data_ptr(), a.stride(0), a.stride(1)},
+                {b.data_ptr(), b.stride(0), b.stride(1)}, out.data_ptr(), N, false,
+                {bias.data_ptr()});
+  return out;
 }
 
 }  // namespace qkv::raw

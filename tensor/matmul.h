@@ -6,7 +6,6 @@
 //   batched: leading dims broadcast     (B, 1, M, K) @ (H, K, N) -> (B, H, M, N)
 #pragma once
 
-#include "tensor/elementwise.h"  // GeluWithSlope
 #include "tensor/tensor.h"
 
 namespace qkv::raw {
@@ -19,15 +18,5 @@ void matmul_out(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
 // as it stores it (gemm.h's GemmEpilogue): bit for bit add(matmul(a, b), bias), without a
 // second pass over the output. Linear's forward adds its bias this way.
 Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias);
-// a (M, K) @ b (K, N) + bias (N,; or undefined), then GELU on the finished sums as the GEMM
-// stores each tile: bit for bit gelu_with_slope(matmul_epilogue(a, b, bias)), or with
-// with_slope false raw::gelu of it (no slope), without the passes of their own over the
-// output. An MLP's first Linear and its activation (autograd/ops.h: mlp).
-GeluWithSlope matmul_gelu(const Tensor& a, const Tensor& b, const Tensor& bias,
-                          GeluApproximation approximate, bool with_slope);
-// a (M, K) @ b (K, N), times factor (M, N) element by element as the GEMM stores each tile: bit
-// for bit mul(matmul(a, b), factor). The MLP's backward: GELU's dout * slope, on the dout the
-// second Linear's backward computes.
-Tensor matmul_times(const Tensor& a, const Tensor& b, const Tensor& factor);
 
 }  // namespace qkv::raw
