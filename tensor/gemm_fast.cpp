@@ -46,6 +46,9 @@
 //                   own range in pieces, then the pieces left in     its M = 512 products and
 //                   the others' (hand_out_ranges)                    2048^3 0.99-1.21x on a
 //                                                                    busy host; the step level
+//                   and rows handed out likewise, not from one       the larger tiny GPT's step
+//                   counter: each thread reads the rows of A its     5-7% faster (Zen 4, 22
+//                   core wrote in the pass before (hand_out_rows)    rounds)
 // few rows' columns a thread done with its share of W waited for     the pool's waits in GPT-2
 // handed out        the other's: the columns go in pieces, each      generation 7-11% -> 5%;
 //                   thread's own share first (hand_out_ranges)       tokens/s level (20 rounds)
@@ -349,31 +352,24 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
   return tiles;
 }
 
-// One product cut by rows, its rows handed out as the threads come for them. In the static
-// split every thread gets half the rows (of two), and a parallel region ends when the slower
-// half does. In the larger tiny GPT's training step on 2 threads of an Intel Xeon (AVX-512),
-// the halves of its GEMMs finished apart by 3.6-8.2% of the time the threads spent in them,
-// now the caller's half later, now the worker's (the pool's waits counted region by region,
-// 3 runs); handed out, by 0.6-0.7%, for the same time computing. Each thread packs all of B
-// once (every KC block of it: B is at most kHandOutMaxB floats), then takes the next chunk of
-// rows (row_chunks) from a shared counter until none is left, so whichever thread is ahead
-// does more. A chunk's rows go through every KC block of B in turn on one thread, in the same
+// One product cut by rows: each thread owns a range of them, and the pieces left are handed out
+// to whichever thread is free. In the static split every thread gets half the rows (of two),
+// and a parallel region ends when the slower half does: in the larger tiny GPT's training step
+// on 2 threads of an Intel Xeon (AVX-512), the halves of its GEMMs finished apart by 3.6-8.2%
+// of the time the threads spent in them, now the caller's half later, now the worker's (the
+// pool's waits counted region by region, 3 runs); handed out in chunks from one shared
+// counter, by 0.6-0.7%. But one counter deals the rows out in turn, so each thread read about
+// half of its rows of A from the other core's cache: A is what the pass before wrote (a
+// LayerNorm, GELU, the attention), and each of those, split by hand_out_ranges, wrote the
+// first rows on the caller's core and the last on the worker's. So each thread now takes its
+// own range first, in shrinking pieces, then the pieces left in the others' (hand_out_ranges):
+// the larger tiny GPT's training step ran 5-7% faster on 2 threads of Zen 4 (bench/README.md,
+// "Rows owned"). Before its first piece a thread packs all of B (every KC block of it: B is at
+// most kHandOutMaxB floats); a piece's rows go through every KC block in turn, in the same
 // MR-row tiles and the same kernel as on one thread, so the bits are those of the static split
 // and of the serial loops.
 constexpr int64_t kHandOutMaxB = int64_t{1} << 20;  // 4 MiB of packed B per thread
 constexpr int64_t kMinChunkTiles = 4;
-
-// The chunks in which `units` MR-row tiles are handed out to `threads` threads: chunk c is
-// tiles [starts[c], starts[c + 1]). They shrink as the work runs out, as in OpenMP's guided
-// schedule: each is the tiles left divided by twice the threads, and at least kMinChunkTiles,
-// so the last ones are short and the threads finish close together.
-std::vector<int64_t> row_chunks(int64_t units, int64_t threads) {
-  std::vector<int64_t> starts;
-  for (int64_t u = 0; u < units; u += std::max(kMinChunkTiles, (units - u) / (2 * threads)))
-    starts.push_back(u);
-  starts.push_back(units);
-  return starts;
-}
 
 // Whether hand_out_rows takes a product: one product of more than a few rows, which split
 // would cut by rows, with all of B packed (every KC block of it) within kHandOutMaxB.
@@ -384,30 +380,29 @@ bool hands_out_rows(int64_t batches, int64_t M, int64_t N, int64_t K, bool a_pac
 
 void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, int threads, const GemmEpilogue& epilogue, GemmBand band) {
-  const std::vector<int64_t> starts = row_chunks(row_tiles(M), threads);
-  const int64_t chunks = static_cast<int64_t>(starts.size()) - 1;
   const int64_t round_n = packed_width(N);
   const int64_t round_m = packed_height(std::min(M, kMC));
   const FastKernel& kernel = fast_kernel();
-  std::atomic<int64_t> next{0};
-  parallel_for(threads, [&](int64_t) {
-    if (next.load(std::memory_order_relaxed) >= chunks) return;  // came too late: none left
-    float* bp = thread_scratch(Scratch::gemm_b, K * round_n);    // KC block pc at bp + pc round_n
-    for (int64_t pc = 0; pc < K; pc += kKC)
-      pack_b(std::min(kKC, K - pc), N, {B.p + pc * B.row_stride, B.row_stride, B.col_stride},
-             bp + pc * round_n);
-    float* ap = thread_scratch(Scratch::gemm_a, std::min(K, kKC) * round_m);
-    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
-      const int64_t m0 = std::min(M, starts[c] * kMR), m1 = std::min(M, starts[c + 1] * kMR);
-      for (int64_t pc = 0; pc < K; pc += kKC) {
-        const int64_t kc = std::min(kKC, K - pc);
-        block_rows(kernel, m1 - m0, N, kc, K,
-                   {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
-                   {nullptr, 0, 0, bp + pc * round_n}, C + m0 * ldc, ldc, accumulate || pc > 0,
-                   pc + kc == K ? epilogue : GemmEpilogue{}, band.at(m0), ap);
-      }
-    }
-  });
+  std::vector<char> packed(static_cast<size_t>(threads), 0);  // part p's thread has packed B
+  hand_out_ranges_per_part(
+      row_tiles(M), threads, kMinChunkTiles, [&](int64_t p, int64_t t0, int64_t t1) {
+        float* bp = thread_scratch(Scratch::gemm_b, K * round_n);  // KC block pc at bp + pc round_n
+        if (!packed[static_cast<size_t>(p)]) {
+          for (int64_t pc = 0; pc < K; pc += kKC)
+            pack_b(std::min(kKC, K - pc), N, {B.p + pc * B.row_stride, B.row_stride, B.col_stride},
+                   bp + pc * round_n);
+          packed[static_cast<size_t>(p)] = 1;
+        }
+        float* ap = thread_scratch(Scratch::gemm_a, std::min(K, kKC) * round_m);
+        const int64_t m0 = std::min(M, t0 * kMR), m1 = std::min(M, t1 * kMR);
+        for (int64_t pc = 0; pc < K; pc += kKC) {
+          const int64_t kc = std::min(kKC, K - pc);
+          block_rows(kernel, m1 - m0, N, kc, K,
+                     {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
+                     {nullptr, 0, 0, bp + pc * round_n}, C + m0 * ldc, ldc, accumulate || pc > 0,
+                     pc + kc == K ? epilogue : GemmEpilogue{}, band.at(m0), ap);
+        }
+      });
 }
 
 // A large single product: one packed copy of each KC x NC panel of B, shared by all threads

@@ -322,8 +322,8 @@ bool claim(Part& part, int64_t& begin, int64_t& end) {
 }
 }  // namespace
 
-void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
-                     const std::function<void(int64_t, int64_t)>& body) {
+void hand_out_ranges_per_part(int64_t units, int64_t parts, int64_t min_piece,
+                              const std::function<void(int64_t, int64_t, int64_t)>& body) {
   check(units >= 0 && parts >= 1, "hand_out_ranges", "at least 0 units on at least 1 part, got ",
         units, " units on ", parts, " parts");
   const std::unique_ptr<Part[]> part(new Part[static_cast<size_t>(parts)]);
@@ -335,8 +335,14 @@ void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
   }
   parallel_for(parts, [&](int64_t p) {
     for (int64_t q = 0; q < parts; ++q)  // its own part first, then the others'
-      for (int64_t begin, end; claim(part[(p + q) % parts], begin, end);) body(begin, end);
+      for (int64_t begin, end; claim(part[(p + q) % parts], begin, end);) body(p, begin, end);
   });
+}
+
+void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
+                     const std::function<void(int64_t, int64_t)>& body) {
+  hand_out_ranges_per_part(units, parts, min_piece,
+                           [&](int64_t, int64_t begin, int64_t end) { body(begin, end); });
 }
 
 }  // namespace qkv

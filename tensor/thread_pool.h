@@ -2,8 +2,9 @@
 //
 // parallel_for runs a fixed number of parts, part t on thread t (a static split); the calling
 // thread runs part 0 itself, so a pool of N threads starts N - 1 workers. parallel_ranges, on
-// top of it, hands ranges of units to whichever thread is free, and so do the GEMM's
-// threaded loops for some products (tensor/gemm_fast.cpp, hand_out_rows). Results never
+// top of it, gives each thread a range of its own and hands the pieces left to whichever
+// thread is free, and so do the GEMM's threaded loops for some products (tensor/gemm_fast.cpp,
+// hand_out_rows and shared_b_loops). Results never
 // depend on timing: an output's arithmetic is the same whichever thread computes it, so
 // handing work out changes who computes an output, never how.
 //
@@ -66,6 +67,11 @@ constexpr int64_t kParallelElements = int64_t{1} << 15;
 // Negative units or fewer than 1 part is a qkv::Error; min_piece below 1 is taken as 1.
 void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
                      const std::function<void(int64_t, int64_t)>& body);
+// The same with body(part, begin, end): `part` is the part whose thread runs the piece (its own
+// part, whichever range the piece came from), for a caller that keeps something per thread:
+// the GEMM packs B once per thread that gets rows (tensor/gemm_fast.cpp, hand_out_rows).
+void hand_out_ranges_per_part(int64_t units, int64_t parts, int64_t min_piece,
+                              const std::function<void(int64_t, int64_t, int64_t)>& body);
 
 // Runs body(begin, end) over [0, units) on the pool, one part per thread and at most one per
 // unit, in pieces down to a 32nd of a part (hand_out_ranges), or as one range on the calling

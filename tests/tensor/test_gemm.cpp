@@ -293,13 +293,13 @@ TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
     EXPECT_EQ(with_bias[t], then_added) << "with a bias, " << t + 1 << " threads";
 }
 
-// A product cut by rows whose packed B fits 4 MiB per thread hands its rows out in chunks to
-// whichever thread asks next (hand_out_rows in tensor/gemm_fast.cpp), each thread having
-// packed every KC block of B once. Which thread takes which chunk changes from run to run; the
-// bits must not. On 1, 2 and 3 threads, and against step 5: several KC blocks (K = 900 is 384 +
-// 384 + 132; K = 385 ends in a block of 1), a short last tile and a short micro-panel, A
-// row-major (read in place) and transposed 1001 floats apart (packed), B both ways, C added to;
-// and with a bias added as the tiles are stored.
+// A product cut by rows whose packed B fits 4 MiB per thread gives each thread a range of rows
+// and hands the pieces left to whichever thread is free (hand_out_rows in
+// tensor/gemm_fast.cpp), each thread having packed every KC block of B once. Which thread takes
+// which piece changes from run to run; the bits must not. On 1, 2 and 3 threads, and against step
+// 5: several KC blocks (K = 900 is 384 + 384 + 132; K = 385 ends in a block of 1), a short last
+// tile and a short micro-panel, A row-major (read in place) and transposed 1001 floats apart
+// (packed), B both ways, C added to; and with a bias added as the tiles are stored.
 TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
   struct Case {
     int64_t M, N, K;
@@ -624,6 +624,48 @@ TEST(GemmThreads, HandOutRangesRejectsNoPartsAndNegativeUnits) {
     for (int64_t u = begin; u < end; ++u) ++hits[static_cast<size_t>(u)];
   });
   EXPECT_EQ(hits, std::vector<int>(7, 1));
+}
+
+// hand_out_ranges_per_part tells each piece which part's thread runs it: that thread's own
+// part, whichever range the piece came from. Every unit runs once; a part's first piece begins
+// where its own range does; no part is in the body on two threads at once (it would be, were
+// the range a piece came from passed instead: the caller's per-thread state would race); and
+// the bad counts are hand_out_ranges' errors. On 1, 2 and 3 threads, with more parts than
+// threads.
+TEST(GemmThreads, HandOutRangesPerPartNamesTheThreadsOwnPart) {
+  const int before = num_threads();
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (int64_t parts : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}}) {
+      const int64_t units = 1000;
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(units));
+      std::vector<int64_t> first(static_cast<size_t>(parts), -1),
+          pieces(static_cast<size_t>(parts), 0);
+      std::vector<std::atomic<int>> inside(static_cast<size_t>(parts));
+      hand_out_ranges_per_part(units, parts, 4, [&](int64_t p, int64_t begin, int64_t end) {
+        ASSERT_TRUE(p >= 0 && p < parts);
+        ASSERT_EQ(inside[static_cast<size_t>(p)].fetch_add(1), 0)
+            << "part " << p << " twice at once";
+        if (first[static_cast<size_t>(p)] < 0) first[static_cast<size_t>(p)] = begin;
+        ++pieces[static_cast<size_t>(p)];
+        for (int64_t u = begin; u < end; ++u) hits[static_cast<size_t>(u)].fetch_add(1);
+        inside[static_cast<size_t>(p)].fetch_sub(1);
+      });
+      for (int64_t u = 0; u < units; ++u)
+        ASSERT_EQ(hits[static_cast<size_t>(u)].load(), 1)
+            << "unit " << u << ", " << parts << " parts";
+      for (int64_t p = 0; p < parts; ++p)
+        if (pieces[static_cast<size_t>(p)] > 0)
+          EXPECT_EQ(first[static_cast<size_t>(p)], units * p / parts)
+              << "part " << p << " of " << parts << " on " << threads << " threads";
+    }
+  }
+  set_num_threads(before);
+  const auto body = [](int64_t, int64_t, int64_t) {};
+  EXPECT_TRUE(testing::throws_error([&] { hand_out_ranges_per_part(10, 0, 1, body); },
+                                    {"hand_out_ranges", "10 units on 0 parts"}));
+  EXPECT_TRUE(testing::throws_error([&] { hand_out_ranges_per_part(-5, 2, 1, body); },
+                                    {"hand_out_ranges", "-5 units on 2 parts"}));
 }
 
 // GemmBand: an A with a triangle of exact zeros, as causal attention's P and dS (and their
