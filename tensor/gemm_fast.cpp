@@ -47,8 +47,8 @@
 //                   the others' (hand_out_ranges)                    2048^3 0.99-1.21x on a
 //                                                                    busy host; the step level
 //                   and rows handed out likewise, not from one       the larger tiny GPT's step
-//                   counter: each thread reads the rows of A its     5-7% faster (Zen 4, 22
-//                   core wrote in the pass before (hand_out_rows)    rounds)
+//                   counter: each thread reads the rows of A its     0.93-0.995x the time in 6
+//                   core wrote in the pass before (hand_out_rows)    sittings; M = 2048 +1-2%
 // few rows' columns a thread done with its share of W waited for     the pool's waits in GPT-2
 // handed out        the other's: the columns go in pieces, each      generation 7-11% -> 5%;
 //                   thread's own share first (hand_out_ranges)       tokens/s level (20 rounds)
@@ -363,11 +363,12 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
 // LayerNorm, GELU, the attention), and each of those, split by hand_out_ranges, wrote the
 // first rows on the caller's core and the last on the worker's. So each thread now takes its
 // own range first, in shrinking pieces, then the pieces left in the others' (hand_out_ranges):
-// the larger tiny GPT's training step ran 5-7% faster on 2 threads of Zen 4 (bench/README.md,
-// "Rows owned"). Before its first piece a thread packs all of B (every KC block of it: B is at
-// most kHandOutMaxB floats); a piece's rows go through every KC block in turn, in the same
-// MR-row tiles and the same kernel as on one thread, so the bits are those of the static split
-// and of the serial loops.
+// on 2 threads of Zen 4 the larger tiny GPT's training step took 0.93-0.995 of the time before
+// in each of six sittings (medians of 10-12 rounds; the build against itself 0.96-1.02), its
+// M = 2048 products alone 1-2% less (bench/README.md, "Rows owned"). Before its first piece a
+// thread packs all of B (every KC block of it: B is at most kHandOutMaxB floats); a piece's
+// rows go through every KC block in turn, in the same MR-row tiles and the same kernel as on
+// one thread, so the bits are those of the static split and of the serial loops.
 constexpr int64_t kHandOutMaxB = int64_t{1} << 20;  // 4 MiB of packed B per thread
 constexpr int64_t kMinChunkTiles = 4;
 
