@@ -37,8 +37,8 @@
 //                                                                    6 x 16: the portable
 //                                                                    build's gemm 1.36-1.54x
 // rows handed out   a product cut in halves ends when the slower     threads' waits at the end
-//                   half does: its rows go in shrinking chunks to    3.6-8.2% -> 0.6-0.7% of
-//                   whichever thread asks next (hand_out_rows)       the time; the tiny GPT's
+//                   half does: its rows go in shrinking pieces to    3.6-8.2% -> 0.6-0.7% of
+//                   whichever thread is free (hand_out_rows)         the time; the tiny GPT's
 //                                                                    shapes level on a quiet
 //                                                                    host, +2-13% on a busy one
 // rows owned,       shared B's products in one row range per thread  the pool's waits in GPT-2
