@@ -654,10 +654,12 @@ TEST(GemmThreads, HandOutRangesPerPartNamesTheThreadsOwnPart) {
       for (int64_t u = 0; u < units; ++u)
         ASSERT_EQ(hits[static_cast<size_t>(u)].load(), 1)
             << "unit " << u << ", " << parts << " parts";
-      for (int64_t p = 0; p < parts; ++p)
-        if (pieces[static_cast<size_t>(p)] > 0)
+      for (int64_t p = 0; p < parts; ++p) {
+        if (pieces[static_cast<size_t>(p)] > 0) {
           EXPECT_EQ(first[static_cast<size_t>(p)], units * p / parts)
               << "part " << p << " of " << parts << " on " << threads << " threads";
+        }
+      }
     }
   }
   set_num_threads(before);
