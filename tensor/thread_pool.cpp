@@ -189,8 +189,18 @@ class Pool {
         sleeping_.fetch_sub(1, std::memory_order_acq_rel);
       }
       if (stopping_.load(std::memory_order_acquire)) return;
-      seen = generation_.load(std::memory_order_acquire);
-      if (t >= used_) continue;  // this job needs fewer threads
+      // The job and how many threads it uses, read together under the lock that run() writes
+      // them under: a worker the job does not use is not waited for, so run() may already be
+      // writing the next job's count while this one reads it (ThreadSanitizer saw that on 3
+      // threads with jobs of 2, 3 and 5 parts), and a count paired with the wrong job would
+      // run a part twice.
+      int used;
+      {
+        std::lock_guard<std::mutex> g(m_);
+        seen = generation_.load(std::memory_order_acquire);
+        used = used_;
+      }
+      if (t >= used) continue;  // this job needs fewer threads
       run_parts(t);
       if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         std::lock_guard<std::mutex> g(m_);  // the caller may be asleep: wake it under the lock
