@@ -627,11 +627,12 @@ TEST(GemmThreads, HandOutRangesRejectsNoPartsAndNegativeUnits) {
 }
 
 // hand_out_ranges_per_part tells each piece which part's thread runs it: that thread's own
-// part, whichever range the piece came from. Every unit runs once; a part's first piece begins
-// where its own range does; no part is in the body on two threads at once (it would be, were
-// the range a piece came from passed instead: the caller's per-thread state would race); and
-// the bad counts are hand_out_ranges' errors. On 1, 2 and 3 threads, with more parts than
-// threads.
+// part, whichever range the piece came from. Every unit runs once; a part's thread runs the
+// pieces of its own range before any of another's (a late thread may find the start of its
+// range taken by one that finished early, never the other way round); each part's pieces all
+// run on one thread, never two at once (they would not, were the range a piece came from
+// passed instead: the caller's per-thread state would race); and the bad counts are
+// hand_out_ranges' errors. On 1, 2 and 3 threads, with more parts than threads.
 TEST(GemmThreads, HandOutRangesPerPartNamesTheThreadsOwnPart) {
   const int before = num_threads();
   for (int threads : {1, 2, 3}) {
@@ -639,15 +640,17 @@ TEST(GemmThreads, HandOutRangesPerPartNamesTheThreadsOwnPart) {
     for (int64_t parts : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}}) {
       const int64_t units = 1000;
       std::vector<std::atomic<int>> hits(static_cast<size_t>(units));
-      std::vector<int64_t> first(static_cast<size_t>(parts), -1),
-          pieces(static_cast<size_t>(parts), 0);
+      std::vector<std::vector<int64_t>> begins(static_cast<size_t>(parts));  // in the order run
       std::vector<std::atomic<int>> inside(static_cast<size_t>(parts));
+      std::vector<std::thread::id> runner(static_cast<size_t>(parts));  // who runs part p
       hand_out_ranges_per_part(units, parts, 4, [&](int64_t p, int64_t begin, int64_t end) {
         ASSERT_TRUE(p >= 0 && p < parts);
         ASSERT_EQ(inside[static_cast<size_t>(p)].fetch_add(1), 0)
             << "part " << p << " twice at once";
-        if (first[static_cast<size_t>(p)] < 0) first[static_cast<size_t>(p)] = begin;
-        ++pieces[static_cast<size_t>(p)];
+        std::thread::id& who = runner[static_cast<size_t>(p)];
+        if (who == std::thread::id()) who = std::this_thread::get_id();
+        EXPECT_EQ(who, std::this_thread::get_id()) << "part " << p << " on two threads";
+        begins[static_cast<size_t>(p)].push_back(begin);
         for (int64_t u = begin; u < end; ++u) hits[static_cast<size_t>(u)].fetch_add(1);
         inside[static_cast<size_t>(p)].fetch_sub(1);
       });
@@ -655,9 +658,13 @@ TEST(GemmThreads, HandOutRangesPerPartNamesTheThreadsOwnPart) {
         ASSERT_EQ(hits[static_cast<size_t>(u)].load(), 1)
             << "unit " << u << ", " << parts << " parts";
       for (int64_t p = 0; p < parts; ++p) {
-        if (pieces[static_cast<size_t>(p)] > 0) {
-          EXPECT_EQ(first[static_cast<size_t>(p)], units * p / parts)
-              << "part " << p << " of " << parts << " on " << threads << " threads";
+        const int64_t lo = units * p / parts, hi = units * (p + 1) / parts;
+        bool elsewhere = false;  // a piece of another part's range has run on this part's thread
+        for (int64_t b : begins[static_cast<size_t>(p)]) {
+          const bool own = b >= lo && b < hi;
+          EXPECT_FALSE(own && elsewhere) << "part " << p << " of " << parts << " on " << threads
+                                         << " threads ran a piece of its own range after another's";
+          elsewhere = elsewhere || !own;
         }
       }
     }
