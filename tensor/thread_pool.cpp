@@ -191,9 +191,10 @@ class Pool {
       if (stopping_.load(std::memory_order_acquire)) return;
       // The job and how many threads it uses, read together under the lock that run() writes
       // them under: a worker the job does not use is not waited for, so run() may already be
-      // writing the next job's count while this one reads it (ThreadSanitizer saw that on 3
-      // threads with jobs of 2, 3 and 5 parts), and a count paired with the wrong job would
-      // run a part twice.
+      // writing the next job's count while this one reads it (a pool of 3 threads running
+      // jobs of 2, 3 and 5 parts, as GemmThreads.HandOutRangesPerPartNamesTheThreadsOwnPart
+      // does under the tsan preset), and a count paired with the wrong job would run a part
+      // twice.
       int used;
       {
         std::lock_guard<std::mutex> g(m_);
