@@ -30,8 +30,12 @@ namespace qkv {
 namespace {
 
 // (Unused under AddressSanitizer, which needs every block to go through new and delete.)
-[[maybe_unused]] constexpr size_t kMinCached = size_t{1}
-                                               << 20;  // 1 MiB: smaller blocks go straight to new
+// 64 KiB: smaller blocks go straight to new. From here to 1 MiB (a weight's gradient: 64-256
+// KiB in the larger tiny GPT) they are cached too, as operator new's blocks at their class
+// size: the C library hands memory of that size back to the system when it is freed (it trims
+// the top of its heap, or unmaps it), and the next step's gradient faulted its pages in again.
+[[maybe_unused]] constexpr size_t kMinCached = size_t{64} << 10;
+[[maybe_unused]] constexpr size_t kMinHuge = size_t{1} << 20;   // huge-page blocks from 1 MiB
 [[maybe_unused]] constexpr size_t kMaxCache = size_t{1} << 30;  // 1 GiB of idle blocks at most
 constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads like
 
@@ -45,13 +49,13 @@ constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads l
 
 // Huge pages (Linux). A 4 KiB page covers 1024 floats, so walking a 1 MiB activation takes
 // 256 entries of the TLB, the cache of address translations, and a training step streams
-// ~100 MB of them. So a cached block is its own mapping, aligned to 2 MiB and a whole number
-// of 2 MiB long, and asks the kernel for transparent huge pages (madvise MADV_HUGEPAGE): one
-// TLB entry per 2 MiB. The larger tiny GPT's training step ran 1.9% faster (bench/README.md;
-// huge pages for blocks of 2 MiB and up only, leaving the 1 MiB activations on small pages,
-// gained 0.3%). The price is memory: a 1 MiB tensor takes a 2 MiB page. Where the kernel has
-// huge pages switched off ("[never]" in /sys/kernel/mm/transparent_hugepage/enabled), or on
-// other systems, blocks come from operator new at their class size.
+// ~100 MB of them. So a cached block of 1 MiB or more is its own mapping, aligned to 2 MiB and
+// a whole number of 2 MiB long, and asks the kernel for transparent huge pages (madvise
+// MADV_HUGEPAGE): one TLB entry per 2 MiB. The larger tiny GPT's training step ran 1.9% faster
+// (bench/README.md; huge pages for blocks of 2 MiB and up only, leaving the 1 MiB activations on
+// small pages, gained 0.3%). The price is memory: a 1 MiB tensor takes a 2 MiB page. Where the
+// kernel has huge pages switched off ("[never]" in /sys/kernel/mm/transparent_hugepage/enabled), or
+// on other systems, blocks come from operator new at their class size.
 [[maybe_unused]] constexpr size_t kHugePage = size_t{2} << 20;
 
 [[maybe_unused]] bool huge_pages_on() {
@@ -67,15 +71,23 @@ constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads l
 #endif
 }
 
-// The size of the block that serves a request of nbytes (>= kMinCached).
+// The size of the block that serves a request of nbytes (>= kMinCached): its class, rounded
+// up to whole huge pages from kMinHuge on where there are huge pages.
 [[maybe_unused]] size_t block_size(size_t nbytes) {
   const size_t cls = size_class(nbytes);
-  return huge_pages_on() ? (cls + kHugePage - 1) / kHugePage * kHugePage : cls;
+  return huge_pages_on() && nbytes >= kMinHuge ? (cls + kHugePage - 1) / kHugePage * kHugePage
+                                               : cls;
+}
+
+// Whether a block of this size is a huge-page mapping: those are whole 2 MiB pages, and the
+// others serve requests under 1 MiB, so their class is at most 1 MiB: the sizes never meet.
+[[maybe_unused]] bool is_huge_block(size_t bytes) {
+  return huge_pages_on() && bytes >= kHugePage;
 }
 
 [[maybe_unused]] std::byte* new_block(size_t bytes) {
 #if QKV_HUGE_PAGES
-  if (huge_pages_on()) {
+  if (is_huge_block(bytes)) {
     // Map 2 MiB more than needed, keep the aligned part, give the ends back.
     void* mapped = mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -95,7 +107,7 @@ constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads l
 // (bytes is needed only to unmap a huge-page block.)
 [[maybe_unused]] void delete_block(std::byte* block, [[maybe_unused]] size_t bytes) {
 #if QKV_HUGE_PAGES
-  if (huge_pages_on()) {
+  if (is_huge_block(bytes)) {
     munmap(block, bytes);
     return;
   }

@@ -133,6 +133,31 @@ TEST(Allocator, LargeBlocksAreWholeHugePagesWhereTheSystemHasThem) {
   EXPECT_EQ(cached_bytes(), 0u);
 }
 
+// From 64 KiB to 1 MiB (a weight's gradient) blocks are kept too, at their class size and not
+// as huge pages, and handed back to the next request of their class; smaller ones are not kept.
+TEST(Allocator, BlocksFrom64KiBAreKeptAtTheirClassSize) {
+  empty_cache();
+  { const Tensor big = Tensor::empty({1 << 19}); }  // 2 MiB: kept wherever there is a cache
+  if (cached_bytes() == 0) GTEST_SKIP() << "no block cache in this build (AddressSanitizer)";
+  empty_cache();
+  uintptr_t first = 0;
+  {
+    const Tensor g = Tensor::empty({1 << 16});  // 256 KiB
+    first = reinterpret_cast<uintptr_t>(g.data_ptr());
+  }
+  EXPECT_EQ(cached_bytes(), size_t{256} << 10);  // its class, not a 2 MiB page
+  {
+    const Tensor h = Tensor::empty({(1 << 16) - 1000});  // 252 KiB: the same class
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(h.data_ptr()), first);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(h.data_ptr()) % 64, 0u);
+    EXPECT_EQ(cached_bytes(), 0u);
+  }
+  { const Tensor s = Tensor::empty({1 << 13}); }  // 32 KiB: not kept
+  EXPECT_EQ(cached_bytes(), size_t{256} << 10);
+  empty_cache();
+  EXPECT_EQ(cached_bytes(), 0u);
+}
+
 TEST(Allocator, MemoryStatsCountLiveBytesAndThePeak) {
   const size_t base = memory_stats().allocated;
   reset_peak_memory();
