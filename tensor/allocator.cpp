@@ -33,7 +33,8 @@ namespace {
 // 64 KiB: smaller blocks go straight to new. From here to 1 MiB (a weight's gradient: 64-256
 // KiB in the larger tiny GPT) they are cached too, as operator new's blocks at their class
 // size: the C library hands memory of that size back to the system when it is freed (it trims
-// the top of its heap, or unmaps it), and the next step's gradient faulted its pages in again.
+// the top of its heap, or unmaps it), and the next step faulted the pages in again: 90-120 a
+// step of the larger tiny GPT, none since (bench/README.md, "Pages faulted every step").
 [[maybe_unused]] constexpr size_t kMinCached = size_t{64} << 10;
 [[maybe_unused]] constexpr size_t kMinHuge = size_t{1} << 20;   // huge-page blocks from 1 MiB
 [[maybe_unused]] constexpr size_t kMaxCache = size_t{1} << 30;  // 1 GiB of idle blocks at most
