@@ -86,6 +86,16 @@ Tensor map_vector_math(const Tensor& a, std::string_view op, F f) {
   return map_unary(a, op, f, kParallelVectorMathElements);
 }
 
+// Whether shape b, its leading 1s left out, is the end of shape a: then b broadcast to a's
+// shape is b's elements repeated, one whole copy after another.
+inline bool ends_with(const Shape& a, const Shape& b) {
+  size_t first = 0;
+  while (first < b.size() && b[first] == 1) ++first;
+  const size_t n = b.size() - first;
+  return n <= a.size() && std::equal(b.begin() + static_cast<std::ptrdiff_t>(first), b.end(),
+                                     a.end() - static_cast<std::ptrdiff_t>(n));
+}
+
 // out = f(a, b) with broadcasting. The inner loop is specialised for the common layouts
 // (both contiguous, or one a broadcast scalar row) so the compiler can vectorise them.
 template <class F>
@@ -105,10 +115,12 @@ Tensor map_binary(const Tensor& a_in, const Tensor& b_in, std::string_view op, F
     });
     return out;
   }
-  // The next most common: a contiguous (..., C) with a contiguous (C,) or (1, C) row, such as
-  // adding a bias. Row by row, the row of b reused.
+  // The next most common: a contiguous a with a contiguous b that is the end of a's shape
+  // (leading 1s aside), such as a bias (C,) or (1, C) on (..., C), or the position embeddings
+  // (T, C) on a batch (B, T, C). Block by block, b's elements reused for each block of a.
   if (a.is_contiguous() && b.is_contiguous() && a.dim() >= 1 && b.dim() >= 1 &&
-      b.dim() <= a.dim() && b.size(-1) == a.size(-1) && b.numel() == b.size(-1) && b.numel() > 0) {
+      b.dim() <= a.dim() && b.size(-1) == a.size(-1) && b.numel() > 0 &&
+      ends_with(a.shape(), b.shape())) {
     Tensor out = Tensor::empty(a.shape(), dtype_of<R>());
     const float* x = a.data_ptr();
     const float* y = b.data_ptr();

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "tensor/thread_pool.h"
 #include "tensor/view.h"
 
 namespace qkv::raw {
@@ -96,13 +97,17 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   shape.push_back(C);
   Tensor out = Tensor::empty(shape);
   const std::vector<int64_t> flat = ids.to_vector<int64_t>();
+  // Unlike index_select, a negative id is an error here, as in torch.nn.Embedding. Every id is
+  // checked before any row is copied, so the error names the first bad one.
+  for (const int64_t id : flat)
+    check(id >= 0 && id < V, "embedding", "ids in range [0, ", V - 1, "], got ", id);
   const float* pw = w.data_ptr();
   float* po = out.data_ptr();
-  for (size_t i = 0; i < flat.size(); ++i) {
-    // Unlike index_select, a negative id is an error here, as in torch.nn.Embedding.
-    check(flat[i] >= 0 && flat[i] < V, "embedding", "ids in range [0, ", V - 1, "], got ", flat[i]);
-    std::memcpy(po + static_cast<int64_t>(i) * C, pw + flat[i] * C, sizeof(float) * C);
-  }
+  const auto rows = static_cast<int64_t>(flat.size());
+  parallel_ranges(rows, rows * C >= kParallelElements, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      std::memcpy(po + i * C, pw + flat[static_cast<size_t>(i)] * C, sizeof(float) * C);
+  });
   return out;
 }
 

@@ -240,5 +240,35 @@ TEST(Elementwise, RowBroadcastFastPathAndThreadSplit) {
   EXPECT_TRUE(testing::tensor_equal(gelu_one, gelu_three));
 }
 
+// The block path: b is the end of a's shape, (T, C) on (B, T, C) (the position embeddings on a
+// batch), with or without leading 1s. The same bits as b expanded to a's shape and made
+// contiguous (the same-shape path), for ops where the order matters, on 1 and 3 threads.
+// Shapes whose ends differ, (T, 1) or a b that a must stretch to meet, take the general path.
+TEST(Elementwise, BlockBroadcastGivesTheExpandedOperandsBits) {
+  Generator g(37);
+  const Tensor a = randn({8, 64, 96}, &g);  // 49152 elements: split over threads
+  const int saved = num_threads();
+  for (const Shape& bs : {Shape{64, 96}, Shape{1, 64, 96}, Shape{1, 96}, Shape{96}}) {
+    const Tensor b = randn(bs, &g);
+    const Tensor full = raw::contiguous(raw::expand(b, a.shape()));
+    using Op = Tensor (*)(const Tensor&, const Tensor&);
+    for (const Op op : {Op{raw::add}, Op{raw::sub}, Op{raw::div}}) {
+      const Tensor want = op(a, full);
+      for (const int threads : {1, 3}) {
+        set_num_threads(threads);
+        EXPECT_TRUE(testing::tensor_equal(op(a, b), want)) << shape_str(bs) << ", " << threads;
+      }
+      set_num_threads(saved);
+    }
+  }
+  const Tensor col = randn({64, 1}, &g), wide = randn({2, 64, 96}, &g);
+  EXPECT_TRUE(testing::tensor_equal(raw::add(a, col),
+                                    raw::add(a, raw::contiguous(raw::expand(col, a.shape())))));
+  const Tensor small = randn({1, 64, 96}, &g);
+  EXPECT_EQ(raw::add(small, wide).shape(), (Shape{2, 64, 96}));
+  EXPECT_TRUE(testing::tensor_equal(
+      raw::add(small, wide), raw::add(raw::contiguous(raw::expand(small, {2, 64, 96})), wide)));
+}
+
 }  // namespace
 }  // namespace qkv

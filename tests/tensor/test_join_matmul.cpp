@@ -45,6 +45,33 @@ TEST(Join, IndexSelectAndEmbedding) {
   EXPECT_TRUE(testing::tensor_near(e, {2, 2, 3}, {9, 10, 11, 3, 4, 5, 0, 1, 2, 9, 10, 11}, 0));
 }
 
+// A batch large enough to be copied on several threads: every row is its id's row of the
+// weight, on 1 and 3 threads; a bad id anywhere, even the last, is the error before any copy.
+TEST(Join, EmbeddingOfALargeBatchOnThreads) {
+  const int64_t V = 50, C = 64, B = 16, T = 64;  // 65536 floats: over kParallelElements
+  Generator g(5);
+  const Tensor w = randn({V, C}, &g);
+  std::vector<int64_t> flat;
+  for (int64_t i = 0; i < B * T; ++i) flat.push_back((i * 7 + 3) % V);
+  const Tensor ids = from_vector(flat, {B, T});
+  const auto wv = w.to_vector();
+  std::vector<double> want;
+  for (const int64_t id : flat)
+    for (int64_t j = 0; j < C; ++j) want.push_back(wv[static_cast<size_t>(id * C + j)]);
+  const int saved = num_threads();
+  for (const int threads : {1, 3}) {
+    set_num_threads(threads);
+    EXPECT_TRUE(testing::tensor_near(raw::embedding(w, ids), {B, T, C}, want, 0.0)) << threads;
+  }
+  set_num_threads(saved);
+  flat.back() = V;
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        raw::embedding(w, from_vector(flat, {B, T}));
+      },
+      {"embedding", "[0, 49]", "got 50"}));
+}
+
 // The oracle: C[b, i, j] = sum_k A[b, i, k] B[b, k, j] in double, on contiguous batches.
 std::vector<double> naive_bmm(const Tensor& a, const Tensor& b) {
   const auto va = raw::contiguous(a).to_vector<double>(),
