@@ -96,8 +96,9 @@ inline bool ends_with(const Shape& a, const Shape& b) {
                                      a.end() - static_cast<std::ptrdiff_t>(n));
 }
 
-// out = f(a, b) with broadcasting. The inner loop is specialised for the common layouts
-// (both contiguous, or one a broadcast scalar row) so the compiler can vectorise them.
+// out = f(a, b) with broadcasting. The inner loop is specialised for the common layouts (both
+// contiguous and of one shape, or b a block repeated along a) so the compiler can vectorise
+// them; other layouts walk both operands through their strides.
 template <class F>
 Tensor map_binary(const Tensor& a_in, const Tensor& b_in, std::string_view op, F f,
                   bool convert = false) {
