@@ -192,6 +192,37 @@ BENCHMARK(BM_WeightGrad)
     ->Args({768, 3072, 512})
     ->UseRealTime();
 
+// A Linear's forward, Y (M, N) = X (M, K) @ W^T with W (N, K) row-major as nn::Linear keeps
+// it: B is W^T, a transposed view, so packing it transposes W in 8 x 8 blocks. The larger tiny
+// GPT's forward (M = 2048 tokens) has them at K -> N of 128 -> 384 (q, k and v as one
+// product), 128 -> 128, 128 -> 512 and 512 -> 128; GPT-2 small's shape (M = 512) at 768 ->
+// 2304, 768 -> 3072 and 3072 -> 768.
+void BM_LinearForward(benchmark::State& state) {
+  const int64_t M = state.range(0), K = state.range(1), N = state.range(2);
+  Generator g(3);
+  const std::vector<float> x = rand({M * K}, &g).to_vector(), w = rand({N * K}, &g).to_vector();
+  std::vector<float> c(static_cast<size_t>(M * N));
+  const MatrixRef x_rows{x.data(), K, 1}, w_t{w.data(), 1, K};
+  gemm(M, N, K, x_rows, w_t, c.data(), N, false);
+  hold_to_oracle(M, N, K, x_rows, w_t, c.data(), N);
+  for (auto _ : state) {
+    gemm(M, N, K, x_rows, w_t, c.data(), N, false);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * M * N * K / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_LinearForward)
+    ->ArgNames({"M", "K", "N"})
+    ->Args({2048, 128, 384})
+    ->Args({2048, 128, 128})
+    ->Args({2048, 128, 512})
+    ->Args({2048, 512, 128})
+    ->Args({512, 768, 2304})
+    ->Args({512, 768, 3072})
+    ->Args({512, 3072, 768})
+    ->UseRealTime();
+
 // Each step of the ladder at 512^3: steps 1-4 on one thread, step 5 and the production gemm
 // on the pool.
 template <GemmFn fn>
