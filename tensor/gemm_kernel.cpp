@@ -70,7 +70,7 @@ typedef float f8 __attribute__((vector_size(32)));
 // instead, GCC 12 built for AVX2 copied each row to the stack in two 16-byte halves and read
 // it back whole, a load that waits for both stores to retire (the CPU cannot forward two
 // stores to one load). In profiles of the tiny GPT's training step, packing B then took 26-32%
-// longer in the AVX2 build than in the AVX-512 one; 7% longer with this.
+// longer in the AVX2 build than in the AVX-512 one; 7-12% longer with this.
 [[gnu::always_inline]] inline f8 load_f8(const float* p) {
   f8 v;
   std::memcpy(&v, p, sizeof v);
