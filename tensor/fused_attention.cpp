@@ -66,14 +66,16 @@ void for_pairs(const Dims& d, Body body) {
 // keys [0, 32) and rows [30, 64) on all 64: a quarter fewer multiply-adds, where a finer cut
 // would cost more in calls and packing than it saves. A block that would end with only a few
 // rows (the GEMM reads those through a different loop) joins the one before it. What a block
-// skips is scores that are never read (softmax reads keys 0..i only).
+// skips is scores that are never read: the softmax reads keys 0..i in whole chunks of
+// kCausalRowChunk (softmax.h), and a block's columns are rounded up to those chunks too (a
+// change only in builds whose NR is 8: SSE and portable).
 //
 // The other four products (P v, dS k, P^T dout, dS^T q) sum over keys or queries, and the
 // masked weights in them are exact zeros: the GEMM's band (GemmBand, tensor/gemm.h) runs each
 // tile of MR rows over just the terms its rows need, which changes no bits.
 struct RowBlock {
   int64_t r0, r1;  // the rows; they see keys [0, r1) (all T when not causal: one block)
-  int64_t cols;    // the score columns computed: r1 rounded up to whole tiles (or T)
+  int64_t cols;    // the score columns computed: r1 rounded up to whole tiles and chunks (or T)
 };
 std::vector<RowBlock> row_blocks(int64_t T, bool causal) {
   if (!causal) return {{0, T, T}};
@@ -83,7 +85,9 @@ std::vector<RowBlock> row_blocks(int64_t T, bool causal) {
   for (int64_t tiles_end = g.NR; tiles_end < T; tiles_end += g.NR) {
     const int64_t r1 = tiles_end / g.MR * g.MR;
     if (r1 - r0 >= g.MR && T - r1 >= g.MR) {
-      blocks.push_back({r0, r1, tiles_end});
+      const int64_t chunks_end =
+          (tiles_end + kCausalRowChunk - 1) / kCausalRowChunk * kCausalRowChunk;
+      blocks.push_back({r0, r1, std::min(T, chunks_end)});
       r0 = r1;
     }
   }

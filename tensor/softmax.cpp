@@ -19,6 +19,7 @@ namespace {
 
 // The row kernels' lane count: sums and maxima run in kLanes independent accumulators.
 constexpr int kLanes = 16;
+static_assert(kLanes == kCausalRowChunk, "causal_softmax_row reads whole chunks of kLanes keys");
 
 // kLanes accumulators, and their fold into one number: lane j with lane j + 8, then j + 4,
 // j + 2, j + 1, a tree of four steps (the order depends on nothing but kLanes, so every row, on

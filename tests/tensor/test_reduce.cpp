@@ -1,4 +1,5 @@
 // test_reduce.cpp: reductions and softmax against naive double-precision loops over every dim.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -339,7 +340,9 @@ TEST(Softmax, LongRowsAreAccurateAndThreadIndependent) {
 // causal_softmax_row (attention's rows: keys [0, visible) of n) is softmax over the row with
 // the hidden keys at -inf, bit for bit: the general path (masked_fill, then softmax) and the
 // fused attention kernel must agree exactly. Rows of 16 to 64 keys after rounding take a
-// separate kernel with the length fixed at compile time; the others, the general loops.
+// separate kernel with the length fixed at compile time; the others, the general loops. The
+// kernel reads some hidden keys (whole chunks of kCausalRowChunk) and masks them away: with
+// every hidden key NaN, the same bits.
 TEST(Softmax, CausalRowIsTheMaskedSoftmaxBitForBit) {
   Generator g(21);
   const float mul = 1.5f, div = std::sqrt(32.0f);
@@ -359,6 +362,13 @@ TEST(Softmax, CausalRowIsTheMaskedSoftmaxBitForBit) {
         ASSERT_EQ(std::bit_cast<uint32_t>(got[static_cast<size_t>(j)]),
                   std::bit_cast<uint32_t>(expected[static_cast<size_t>(j)]))
             << "n " << n << " visible " << visible << " key " << j;
+      std::vector<float> hidden_nan = x, got_nan(static_cast<size_t>(n), -1.0f);
+      std::fill(hidden_nan.begin() + visible, hidden_nan.end(), std::nanf(""));
+      raw::causal_softmax_row(hidden_nan.data(), got_nan.data(), n, visible, mul, div);
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(std::bit_cast<uint32_t>(got_nan[static_cast<size_t>(j)]),
+                  std::bit_cast<uint32_t>(got[static_cast<size_t>(j)]))
+            << "hidden keys NaN: n " << n << " visible " << visible << " key " << j;
     }
   }
 }
