@@ -67,8 +67,8 @@ void for_pairs(const Dims& d, Body body) {
 // would cost more in calls and packing than it saves. A block that would end with only a few
 // rows (the GEMM reads those through a different loop) joins the one before it. What a block
 // skips is scores that are never read: the softmax reads keys 0..i in whole chunks of
-// kCausalRowChunk (softmax.h), and a block's columns are rounded up to those chunks too (a
-// change only in builds whose NR is 8: SSE and portable).
+// kCausalRowChunk (causal_row_keys_read, softmax.h), so a block's columns are rounded up to
+// those chunks too (which adds columns only where NR is 8: the SSE and portable builds).
 //
 // The other four products (P v, dS k, P^T dout, dS^T q) sum over keys or queries, and the
 // masked weights in them are exact zeros: the GEMM's band (GemmBand, tensor/gemm.h) runs each
@@ -85,9 +85,7 @@ std::vector<RowBlock> row_blocks(int64_t T, bool causal) {
   for (int64_t tiles_end = g.NR; tiles_end < T; tiles_end += g.NR) {
     const int64_t r1 = tiles_end / g.MR * g.MR;
     if (r1 - r0 >= g.MR && T - r1 >= g.MR) {
-      const int64_t chunks_end =
-          (tiles_end + kCausalRowChunk - 1) / kCausalRowChunk * kCausalRowChunk;
-      blocks.push_back({r0, r1, std::min(T, chunks_end)});
+      blocks.push_back({r0, r1, causal_row_keys_read(T, tiles_end)});
       r0 = r1;
     }
   }

@@ -196,12 +196,12 @@ void causal_softmax_row(const float* x, float* y, int64_t n, int64_t visible, fl
   // every sum then meets its numbers in the same lanes and order as a softmax over the whole
   // row would (the chunks left out would only add zeros), so the result is bit for bit the
   // general path's, without the exponentials of the chunks that are all hidden.
-  const int64_t len = std::min<int64_t>(n, (visible + kLanes - 1) / kLanes * kLanes);
+  const int64_t len = causal_row_keys_read(n, visible);
   // Rows of 16 to 64 (attention's up to T = 64) with the length fixed at compile time.
   // Every key of those is scaled, then the hidden ones replaced by -inf with a bit mask (so
   // x's keys up to len are read: kCausalRowChunk in softmax.h). GCC vectorises a division
-  // under `?:` only where it can mask a vector's lanes (AVX-512); on AVX2 and NEON the keys
-  // went one at a time (profiles of the AVX2 build's tiny GPT step: 27-37% more time here).
+  // under `?:` only where it can mask a vector's lanes (AVX-512); on AVX2 and NEON that form
+  // runs one key at a time (profiles of the AVX2 build's tiny GPT step: 27-37% more time here).
   const auto row = [&](auto length) {
     for (int64_t j = 0; j < length; ++j)
       y[j] = detail::bit_select(j < visible, x[j] * scale_mul / scale_div, -INFINITY);

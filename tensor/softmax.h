@@ -6,6 +6,8 @@
 // gives NaN, exactly as torch.softmax does; the attention core decides what that row means.
 #pragma once
 
+#include <algorithm>
+
 #include "tensor/tensor.h"
 
 namespace qkv::raw {
@@ -36,10 +38,14 @@ Tensor softmax_backward(const Tensor& s, const Tensor& dout, int64_t dim);
 // The row kernels behind causal_softmax and the backwards, for kernels that walk their own rows
 // (tensor/fused_attention.cpp). One row of n keys of which the first `visible` are seen:
 //   y = softmax(x * scale_mul / scale_div) over keys [0, visible), 0 after (all 0 if none).
-// It reads x's keys up to `visible` rounded up to whole chunks of kCausalRowChunk (or n): the
-// hidden ones among those are read, then replaced by -inf, so their values do not matter, but a
-// caller that computes only part of a row must compute at least that much of it.
+// It reads x's keys up to `visible` rounded up to whole chunks of kCausalRowChunk (or n), the
+// count causal_row_keys_read gives: the hidden ones among those are read, then replaced by
+// -inf, so their values do not matter, but a caller that computes only part of a row must
+// compute at least that much of it.
 constexpr int64_t kCausalRowChunk = 16;
+constexpr int64_t causal_row_keys_read(int64_t n, int64_t visible) {
+  return std::min(n, (visible + kCausalRowChunk - 1) / kCausalRowChunk * kCausalRowChunk);
+}
 void causal_softmax_row(const float* x, float* y, int64_t n, int64_t visible, float scale_mul,
                         float scale_div);
 //   out = s * (dout - sum(dout * s)) * scale_mul / scale_div (out may be dout).
