@@ -95,27 +95,42 @@ void BM_Matmul(benchmark::State& state) {
 // small's Linears at M = 512 (B 4, T 128) and 2048 tokens (c_attn 768 -> 2304, c_proj
 // 768 -> 768, c_fc 768 -> 3072, mlp.c_proj 3072 -> 768), and one with no size a multiple of a
 // block.
+const std::vector<std::vector<int64_t>> kShapes = {
+    {64, 64, 64},     {256, 256, 256},  {512, 512, 512},   {1024, 1024, 1024}, {2048, 2048, 2048},
+    {2048, 128, 128}, {2048, 128, 512}, {2048, 512, 128},  {512, 768, 2304},   {512, 768, 768},
+    {512, 768, 3072}, {512, 3072, 768}, {2048, 768, 2304}, {2048, 768, 3072},  {2048, 3072, 768},
+    {1000, 333, 777}};  // non-multiples of blocks
 void shapes(benchmark::internal::Benchmark* b) {
-  for (auto s : std::vector<std::vector<int64_t>>{{64, 64, 64},
-                                                  {256, 256, 256},
-                                                  {512, 512, 512},
-                                                  {1024, 1024, 1024},
-                                                  {2048, 2048, 2048},
-                                                  {2048, 128, 128},
-                                                  {2048, 128, 512},
-                                                  {2048, 512, 128},
-                                                  {512, 768, 2304},
-                                                  {512, 768, 768},
-                                                  {512, 768, 3072},
-                                                  {512, 3072, 768},
-                                                  {2048, 768, 2304},
-                                                  {2048, 768, 3072},
-                                                  {2048, 3072, 768},
-                                                  {1000, 333, 777}})  // non-multiples of blocks
-    b->Args(s);
+  for (const auto& s : kShapes) b->Args(s);
   b->ArgNames({"M", "K", "N"})->UseRealTime()->MeasureProcessCPUTime();
 }
 BENCHMARK(BM_Matmul)->Apply(shapes);
+
+// BM_WideTileRows/rows/M/K/N: the production GEMM with its wide tile over an A read in place
+// taking `rows` rows: 4, what AVX-512's takes (FastKernel::wide_rows_in_place), or 6 (MR),
+// through a copy of the kernel put in by FastKernelGuard. The choice was measured on one host
+// (bench/README.md, "Four rows"); to check it on another, run both in one process, interleaved:
+//   bench_matmul --benchmark_filter=BM_WideTileRows --benchmark_repetitions=10
+//       --benchmark_min_time=0.2 --benchmark_enable_random_interleaving=true
+void BM_WideTileRows(benchmark::State& state) {
+  using namespace gemm_detail;
+  FastKernel kernel = fast_kernel();
+  if (!kernel.wide || !kernel.reads_short_a_in_place) {
+    state.SkipWithError("this build's kernel has no wide tile that can take fewer rows than MR");
+    return;
+  }
+  kernel.wide_rows_in_place = state.range(0);
+  const FastKernelGuard use(kernel);
+  Problem p(state.range(1), state.range(2), state.range(3));
+  check_against_oracle(p, gemm);
+  time_product(state, p, num_threads(),
+               [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); });
+}
+BENCHMARK(BM_WideTileRows)->Apply([](benchmark::internal::Benchmark* b) {
+  for (const auto& s : kShapes)
+    for (int64_t rows : {4, 6}) b->Args({rows, s[0], s[1], s[2]});
+  b->ArgNames({"rows", "M", "K", "N"})->UseRealTime();
+});
 
 // The same, pinned to one thread and to two, to read the threading speed-up in one run.
 void BM_MatmulThreads(benchmark::State& state) {
@@ -270,8 +285,8 @@ void BM_MicroKernel(benchmark::State& state) {
   Problem p(kMR, kc, cols);
   const auto tile = [&] {
     if (kernel.wide)
-      kernel.wide(kc, p.a.data(), 1, kMR, p.b.data(), kc * kNR, kNR, p.c.data(), cols, false,
-                  false, kMR, nullptr);
+      kernel.wide(kc, p.a.data(), 1, kMR, p.b.data(), kc * kNR, kNR, p.c.data(), cols, false, false,
+                  kMR, nullptr);
     else
       kernel.fn(kc, p.a.data(), 1, kMR, p.b.data(), kNR, p.c.data(), cols, false, kMR, kNR,
                 nullptr);
@@ -296,10 +311,11 @@ BENCHMARK(BM_MicroKernel)->ArgName("kc")->Arg(64)->Arg(384)->UseRealTime();
 
 // BM_MicroKernelInContext/where: the same kernel at KC = 384 over the tiles of one MC-row block
 // of a 1024^3 product (16 panels of B, each as wide as the widest tile, 64 columns with
-// AVX-512's; 16 tiles of rows each; in block_rows' order), with one operand at a time where a
-// whole product has it, to split the gap between the kernel alone and a whole product on one
+// AVX-512's; the tiles of rows a product takes over an A read in place, 24 of 4 rows with
+// AVX-512's wide tile, else 16 of MR; in block_rows' order), with one operand at a time where
+// a whole product has it, to split the gap between the kernel alone and a whole product on one
 // thread:
-//   0 alone       one tile of A, one panel of B, one tile of C, stored: BM_MicroKernel
+//   0 alone       one tile of A, one panel of B, one tile of C, stored: BM_MicroKernel's work
 //   1 A in place  A's 16 tiles read where they lie, rows 1024 floats apart
 //   2 B's panel   B's 16 panels in turn, packed one after the other (AVX-512: 1.5 MiB, beyond L2)
 //   3 C's tiles   C's 256 tiles (rows 1024 floats apart) added to, asked for before the k loop
@@ -315,21 +331,23 @@ void BM_MicroKernelInContext(benchmark::State& state) {
     state.SkipWithError("this build's kernel reads A packed only (NEON)");
     return;
   }
-  const int64_t tiles = kMC / kMR, panels = 16;
+  const int64_t rows = kernel.wide ? kernel.wide_rows_in_place : kMR;
+  const int64_t tiles = kMC / rows, panels = 16;
   // A: 96 rows of 1024; B's first 384 x 1024 floats read as packed panels; C: 96 rows of 1024.
   Problem p(kMC, n, n);
   std::vector<float> c_one(static_cast<size_t>(kMR * cols));
   const auto block = [&] {
     for (int64_t jr = 0; jr < panels; ++jr)
       for (int64_t ir = 0; ir < tiles; ++ir) {
-        // Alone, A is the first tile's packed panel (kc x MR) and stays in L1.
-        const float* a = a_real ? p.a.data() + ir * kMR * n : p.a.data();
+        // Alone, A is the first tile's packed panel (kc x MR, of which the tile reads its rows)
+        // and stays in L1.
+        const float* a = a_real ? p.a.data() + ir * rows * n : p.a.data();
         const int64_t a_rs = a_real ? n : 1, a_ks = a_real ? 1 : kMR;
         const float* b = p.b.data() + (b_real ? jr * cols * kc : 0);
-        float* c = c_real ? p.c.data() + ir * kMR * n + jr * cols : c_one.data();
+        float* c = c_real ? p.c.data() + ir * rows * n + jr * cols : c_one.data();
         const int64_t ldc = c_real ? n : cols;
         if (kernel.wide)
-          kernel.wide(kc, a, a_rs, a_ks, b, kc * kNR, kNR, c, ldc, c_real, c_real, kMR, nullptr);
+          kernel.wide(kc, a, a_rs, a_ks, b, kc * kNR, kNR, c, ldc, c_real, c_real, rows, nullptr);
         else
           kernel.fn(kc, a, a_rs, a_ks, b, kNR, c, ldc, c_real, kMR, kNR, nullptr);
       }
@@ -343,7 +361,7 @@ void BM_MicroKernelInContext(benchmark::State& state) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double gflops = 2.0 * double(kMR * cols * kc) * double(tiles * panels) *
+  const double gflops = 2.0 * double(rows * cols * kc) * double(tiles * panels) *
                         double(state.iterations()) / seconds / 1e9;
   state.counters["GFLOPS"] = gflops;
   state.counters["share_of_peak"] = gflops / peak_gflops(1);

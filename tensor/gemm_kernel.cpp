@@ -322,6 +322,7 @@ void micro_kernel_neon(int64_t kc, const float* a, [[maybe_unused]] int64_t a_rs
 }
 constexpr MicroKernel kBuildKernel = micro_kernel_neon;
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
+constexpr int64_t kBuildWideRowsInPlace = kMR;  // no wide tile
 constexpr const char* kBuildKernelName = "NEON 6x16";
 #else
 // x86 (AVX-512, AVX2, SSE), 6 x 2 vectors: twelve accumulators, two vectors of B per step of k,
@@ -412,11 +413,13 @@ constexpr MicroKernel kBuildKernel = micro_kernel_simd;
   fma_row(c2, c3, a, b2, b3);
 }
 
-// AVX-512's wide tile, 6 x 64: four vectors of B per step of k, 24 accumulators, 4 of B and 1
-// of A in 29 of the 32 registers (AVX2 and SSE have 16, so they have none). Against two 6 x 32
-// tiles, a step of k broadcasts each value of A once instead of twice, and a tile's fixed cost
-// (starting, draining the multiply-adds, storing) is paid once for 64 columns. Each element of C
-// gets the same multiply-adds in the same order as in a 6 x 32 tile: the bits are the same.
+// AVX-512's wide tile, R x 64 (R up to 6): four vectors of B per step of k, 4 R accumulators, 4
+// of B and 1 of A, at most 29 of the 32 registers (AVX2 and SSE have 16, so they have none).
+// Against two R x 32 tiles, a step of k broadcasts each value of A once instead of twice, and a
+// tile's fixed cost (starting, draining the multiply-adds, storing) is paid once for 64 columns.
+// Each element of C gets the same multiply-adds in the same order as in a 6 x 32 tile: the bits
+// are the same. It takes 4 rows where A is read in place, 6 where A is packed
+// (kBuildWideRowsInPlace, below).
 template <int R>
 void micro_kernel_wide_rows(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                             int64_t b_half, int64_t b_ks, float* c, int64_t ldc, bool add_to_c,
@@ -460,8 +463,17 @@ void micro_kernel_wide(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
   });
 }
 constexpr WideMicroKernel kBuildWideKernel = micro_kernel_wide;
+// Where A is read in place, its wide tiles take 4 rows, not 6: 16 accumulators instead of 24
+// (the shape of OpenBLAS's small-matrix kernel for AVX-512). On 2 cores of a Zen 4, the two
+// interleaved in one process (bench_matmul's BM_WideTileRows), 4 rows were 1.4-1.9% faster at
+// 64^3, 2.6-3.2% at the tiny GPT's M = 2048 products, level or faster at every other shape but
+// 512 x 3072 x 768 (2-3% slower); the larger tiny GPT's training step 1.1% faster
+// (bench/README.md, "Four rows"). Each element of C gets the same multiply-adds in the same
+// order whatever the tile's rows: the bits are the same.
+constexpr int64_t kBuildWideRowsInPlace = 4;
 #else
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
+constexpr int64_t kBuildWideRowsInPlace = kMR;  // no wide tile
 #endif
 constexpr const char* kBuildKernelName = kLanes == 16  ? "AVX-512 6x32"
                                          : kLanes == 8 ? "AVX2 6x16"
@@ -472,6 +484,7 @@ constexpr MicroKernel kBuildKernel = micro_kernel_portable;
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
 constexpr bool kBuildKernelReadsAInPlace = true;
 constexpr bool kBuildKernelReadsShortAInPlace = false;
+constexpr int64_t kBuildWideRowsInPlace = kMR;  // no wide tile
 constexpr const char* kBuildKernelName = "portable 6x8";
 #endif
 
@@ -572,10 +585,11 @@ std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard onl
 const std::vector<FastKernel>& runnable_kernels() {
   static const std::vector<FastKernel> kernels = [] {
     std::vector<FastKernel> k = {{kBuildKernel, kBuildWideKernel, kBuildKernelReadsAInPlace,
-                                  kBuildKernelReadsShortAInPlace, kBuildKernelName}};
+                                  kBuildKernelReadsShortAInPlace, kBuildWideRowsInPlace,
+                                  kBuildKernelName}};
 #if QKV_AVX2_AT_RUN_TIME
     if (cpu_has_avx2_fma())
-      k.push_back({micro_kernel_avx2_6x8, micro_kernel_avx2_wide, true, false, "AVX2 6x8"});
+      k.push_back({micro_kernel_avx2_6x8, micro_kernel_avx2_wide, true, false, kMR, "AVX2 6x8"});
 #endif
     return k;
   }();

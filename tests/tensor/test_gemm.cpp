@@ -389,38 +389,48 @@ TEST(GemmPacking, PanelsReadInPlaceGiveStepFivesBits) {
     }
 }
 
-// A wide tile (MR x 2 NR, gemm_kernel.h: AVX-512's 6 x 64, and the SSE build's AVX2 kernel's
-// 6 x 16) gives each element of C the multiply-adds of the ordinary tile, in the same order, so
-// the production GEMM must give the same bits with it and without it (a copy of the kernel with
-// no wide tile, put in by FastKernelGuard):
+// A wide tile (R x 2 NR, gemm_kernel.h: AVX-512's 4 x 64 where A is read in place and 6 x 64
+// where it is packed, and the SSE build's AVX2 kernel's 6 x 16) gives each element of C the
+// multiply-adds of the ordinary MR x NR tile, in the same order, so the production GEMM must
+// give the same bits with it and without it (a copy of the kernel with no wide tile, put in by
+// FastKernelGuard), and with its tiles over an A read in place of MR rows instead of 4:
 // B read in place (small products) and packed (larger ones, threaded), every row count of the
 // last panel (1 to 6 rows), widths that leave a narrow panel or a short packed one over, more
-// rows than an MC block and terms past a KC block, A transposed, stored and accumulated, with a
-// bias epilogue and with a band. A kernel without a wide tile (the AVX2 build's 6x16, SSE,
-// NEON, portable) is compared with itself.
+// rows than an MC block and terms past a KC block, A transposed (read in place, and packed:
+// more than 512 rows), stored and accumulated, with a bias epilogue and with a band. A kernel
+// without a wide tile (the AVX2 build's 6x16, SSE, NEON, portable) is compared with itself.
 TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
   const gemm_detail::FastKernel& build = gemm_detail::fast_kernel();
   const std::string name = build.name;
   EXPECT_EQ(build.wide != nullptr, name == "AVX-512 6x32" || name == "AVX2 6x8") << name;
+  EXPECT_EQ(build.wide_rows_in_place, name == "AVX-512 6x32" ? 4 : gemm_detail::kMR) << name;
   gemm_detail::FastKernel narrow = build;
   narrow.wide = nullptr;
+  gemm_detail::FastKernel wide_of_mr_rows = build;
+  wide_of_mr_rows.wide_rows_in_place = gemm_detail::kMR;
   const int before = num_threads();
   struct Case {
     int64_t M, N, K;
   };
   for (const Case c : {Case{7, 64, 9}, Case{8, 64, 40}, Case{9, 96, 33}, Case{10, 130, 20},
                        Case{11, 64, 64}, Case{12, 200, 17}, Case{64, 64, 64}, Case{100, 200, 64},
-                       Case{97, 256, 400}, Case{301, 197, 50}})
+                       Case{97, 256, 400}, Case{301, 197, 50}, Case{520, 128, 24}})
     for (bool ta : {false, true})
       for (bool accumulate : {false, true})
         for (int threads : {1, 2}) {
           set_num_threads(threads);
           const Operand a = make(c.M, c.K, ta, 31), b = make(c.K, c.N, false, 32);
+          // For the band: A with exact zeros in the terms it leaves out (row i of C needs
+          // k <= i + 3), as GemmBand asks. Tiles of different rows leave out different terms,
+          // all of them zeros.
+          std::vector<float> banded = a.data;
+          for (int64_t i = 0; i < c.M; ++i)
+            for (int64_t k = i + 4; k < c.K; ++k) banded[ta ? i + k * c.M : i * c.K + k] = 0.0f;
+          const MatrixRef a_band{banded.data(), a.ref.row_stride, a.ref.col_stride};
           Generator g(33);
           const std::vector<float> start = randn({c.M * c.N}, &g).to_vector();
           const std::vector<float> bias = randn({c.N}, &g).to_vector();
-          // The product; with the bias; with a band (the same terms left out either way, so A
-          // needs no zeros for the bits to agree).
+          // The product; with the bias; with a band.
           auto run = [&](int which) {
             std::vector<float> out = start;
             if (which == 0) gemm(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate);
@@ -428,23 +438,31 @@ TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
               gemm_epilogue(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate,
                             {bias.data()});
             if (which == 2)
-              gemm_band(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate,
+              gemm_band(c.M, c.N, c.K, a_band, b.ref, out.data(), c.N, accumulate,
                         {GemmBand::up_to_row, 3});
             return out;
           };
+          const auto where = [&](int which) {
+            return std::to_string(c.M) + "x" + std::to_string(c.N) + "x" + std::to_string(c.K) +
+                   " ta " + std::to_string(ta) + " accumulate " + std::to_string(accumulate) +
+                   " on " + std::to_string(threads) + " threads, " +
+                   (which == 0   ? "plain"
+                    : which == 1 ? "bias"
+                                 : "band");
+          };
           for (int which : {0, 1, 2}) {
             const std::vector<float> wide = run(which);
-            std::vector<float> plain;
+            std::vector<float> plain, six_rows;
             {
               const gemm_detail::FastKernelGuard use(narrow);
               plain = run(which);
             }
-            EXPECT_EQ(wide, plain)
-                << c.M << "x" << c.N << "x" << c.K << " ta " << ta << " accumulate " << accumulate
-                << " on " << threads << " threads, "
-                << (which == 0   ? "plain"
-                    : which == 1 ? "bias"
-                                 : "band");
+            {
+              const gemm_detail::FastKernelGuard use(wide_of_mr_rows);
+              six_rows = run(which);
+            }
+            EXPECT_EQ(wide, plain) << where(which);
+            EXPECT_EQ(wide, six_rows) << where(which) << ", wide tiles of MR rows";
           }
         }
   set_num_threads(before);
