@@ -84,12 +84,17 @@ void time_product(benchmark::State& state, const Problem& p, int threads, Produc
   state.counters["share_of_peak"] = gflops / peak_gflops(threads);
 }
 
-// BM_Matmul/M/K/N: the production GEMM on the current thread count (QKV_NUM_THREADS).
-void BM_Matmul(benchmark::State& state) {
-  Problem p(state.range(0), state.range(1), state.range(2));
+// The production GEMM on p, held to the oracle once, then timed on the current thread count.
+void time_production_gemm(benchmark::State& state, Problem& p) {
   check_against_oracle(p, gemm);
   time_product(state, p, num_threads(),
                [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); });
+}
+
+// BM_Matmul/M/K/N: the production GEMM on the current thread count (QKV_NUM_THREADS).
+void BM_Matmul(benchmark::State& state) {
+  Problem p(state.range(0), state.range(1), state.range(2));
+  time_production_gemm(state, p);
 }
 // Square products, the tiny GPT's shapes (M = 2048 tokens, K and N of 128 and 512), GPT-2
 // small's Linears at M = 512 (B 4, T 128) and 2048 tokens (c_attn 768 -> 2304, c_proj
@@ -122,9 +127,7 @@ void BM_WideTileRows(benchmark::State& state) {
   kernel.wide_rows_in_place = state.range(0);
   const FastKernelGuard use(kernel);
   Problem p(state.range(1), state.range(2), state.range(3));
-  check_against_oracle(p, gemm);
-  time_product(state, p, num_threads(),
-               [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); });
+  time_production_gemm(state, p);
 }
 BENCHMARK(BM_WideTileRows)->Apply([](benchmark::internal::Benchmark* b) {
   for (const auto& s : kShapes)
@@ -137,9 +140,7 @@ void BM_MatmulThreads(benchmark::State& state) {
   const int before = num_threads();
   set_num_threads(static_cast<int>(state.range(3)));
   Problem p(state.range(0), state.range(1), state.range(2));
-  check_against_oracle(p, gemm);
-  time_product(state, p, num_threads(),
-               [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); });
+  time_production_gemm(state, p);
   set_num_threads(before);
 }
 BENCHMARK(BM_MatmulThreads)
