@@ -112,9 +112,10 @@ void shapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Matmul)->Apply(shapes);
 
 // BM_WideTileRows/rows/M/K/N: the production GEMM with its wide tile over an A read in place
-// taking `rows` rows: 4, what AVX-512's takes (FastKernel::wide_rows_in_place), or 6 (MR),
-// through a copy of the kernel put in by FastKernelGuard. The choice was measured on one host
-// (bench/README.md, "Four rows"); to check it on another, run both in one process, interleaved:
+// taking `rows` rows: 4, what AVX-512's takes on a Zen 4, or 6 (MR), what it takes elsewhere
+// (FastKernel::wide_rows_in_place), through a copy of the kernel put in by FastKernelGuard. The
+// choice was measured on a Zen 4 and an Intel Xeon (bench/README.md, "Four rows" and "A second
+// host"); to check it on another host, run both in one process, interleaved:
 //   bench_matmul --benchmark_filter=BM_WideTileRows --benchmark_repetitions=10
 //       --benchmark_min_time=0.2 --benchmark_enable_random_interleaving=true
 void BM_WideTileRows(benchmark::State& state) {
@@ -313,9 +314,9 @@ BENCHMARK(BM_MicroKernel)->ArgName("kc")->Arg(64)->Arg(384)->UseRealTime();
 // BM_MicroKernelInContext/where: the same kernel at KC = 384 over the tiles of one MC-row block
 // of a 1024^3 product (16 panels of B, each as wide as the widest tile, 64 columns with
 // AVX-512's; the tiles of rows a product takes over an A read in place, 24 of 4 rows with
-// AVX-512's wide tile, else 16 of MR; in block_rows' order), with one operand at a time where
-// a whole product has it, to split the gap between the kernel alone and a whole product on one
-// thread:
+// AVX-512's wide tile on a Zen 4, else 16 of MR; in block_rows' order), with one operand at a
+// time where a whole product has it, to split the gap between the kernel alone and a whole
+// product on one thread:
 //   0 alone       one tile of A, one panel of B, one tile of C, stored: BM_MicroKernel's work
 //   1 A in place  A's 16 tiles read where they lie, rows 1024 floats apart
 //   2 B's panel   B's 16 panels in turn, packed one after the other (AVX-512: 1.5 MiB, beyond L2)

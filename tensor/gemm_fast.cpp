@@ -36,10 +36,10 @@
 //                   the SSE build's AVX2 kernel likewise, 6 x 16     shapes level; the AVX2
 //                                                                    6 x 16: the portable
 //                                                                    build's gemm 1.36-1.54x
-// four-row wide     AVX-512's wide tile over an A read in place      64^3 +1.5%, the tiny GPT's
-// tiles             takes 4 rows, not 6: 16 accumulators, not 24     products +2-3% (in one
-//                   (FastKernel::wide_rows_in_place)                 process); its training
-//                                                                    step +1% (Zen 4)
+// four-row wide     on a Zen 4, AVX-512's wide tile over an A read   64^3 +1.5%, the tiny GPT's
+// tiles             in place takes 4 rows, not 6: 16 accumulators,   products +2-3% (in one
+//                   not 24 (FastKernel::wide_rows_in_place); not     process); its training
+//                   on an Intel Xeon, where 6 rows were faster       step +1% (Zen 4)
 // rows handed out   a product cut in halves ends when the slower     threads' waits at the end
 //                   half does: its rows go in shrinking pieces to    3.6-8.2% -> 0.6-0.7% of
 //                   whichever thread is free (hand_out_rows)         the time; the tiny GPT's
@@ -140,8 +140,8 @@ struct BPanel {
 // panel of B (nc columns): A's MC-row blocks, each read in place (its MR-row panels where they
 // lie, when the kernel can; the short last one only if it reads just the rows it is given) or
 // packed into `ap`, then every MR x NR tile, two at a time as one MR x 2 NR tile where the
-// kernel has a wide one (of 4 rows, not MR, with AVX-512 where the block's A is all read in
-// place: FastKernel::wide_rows_in_place). `add`: add to C rather than store; `ep`: the epilogue
+// kernel has a wide one (of FastKernel::wide_rows_in_place rows where the block's A is all read
+// in place: 4 with AVX-512 on a Zen 4). `add`: add to C rather than store; `ep`: the epilogue
 // for the panel's columns, on the last KC block only; `band`: the terms each tile needs (K fits
 // one KC block), rows counted from this call's row 0.
 void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
@@ -168,7 +168,7 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
       const int64_t b_ks = b_here ? b.ld : kNR, b_half = b_here ? kNR : kc * kNR;
       const GemmEpilogue tile_ep = ep.at(jr);
       // MR rows a tile, or the kernel's wide_rows_in_place for a wide tile where every row of
-      // the block is read in place (AVX-512's: 4).
+      // the block is read in place (AVX-512's on a Zen 4: 4).
       const int64_t tile_rows = wide && packed_from == mc ? kernel.wide_rows_in_place : kMR;
       for (int64_t ir = 0; ir < mc; ir += tile_rows) {
         const bool a_here = ir < packed_from;

@@ -322,7 +322,9 @@ void micro_kernel_neon(int64_t kc, const float* a, [[maybe_unused]] int64_t a_rs
 }
 constexpr MicroKernel kBuildKernel = micro_kernel_neon;
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
-constexpr int64_t kBuildWideRowsInPlace = kMR;  // no wide tile
+int64_t build_wide_rows_in_place() {
+  return kMR;  // no wide tile
+}
 constexpr const char* kBuildKernelName = "NEON 6x16";
 #else
 // x86 (AVX-512, AVX2, SSE), 6 x 2 vectors: twelve accumulators, two vectors of B per step of k,
@@ -418,8 +420,8 @@ constexpr MicroKernel kBuildKernel = micro_kernel_simd;
 // Against two R x 32 tiles, a step of k broadcasts each value of A once instead of twice, and a
 // tile's fixed cost (starting, draining the multiply-adds, storing) is paid once for 64 columns.
 // Each element of C gets the same multiply-adds in the same order as in a 6 x 32 tile: the bits
-// are the same. It takes 4 rows where A is read in place, 6 where A is packed
-// (kBuildWideRowsInPlace, below).
+// are the same. It takes 6 rows where A is packed, and 4 or 6 where A is read in place, by the
+// CPU (build_wide_rows_in_place, below).
 template <int R>
 void micro_kernel_wide_rows(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                             int64_t b_half, int64_t b_ks, float* c, int64_t ldc, bool add_to_c,
@@ -463,17 +465,30 @@ void micro_kernel_wide(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
   });
 }
 constexpr WideMicroKernel kBuildWideKernel = micro_kernel_wide;
-// Where A is read in place, its wide tiles take 4 rows, not 6: 16 accumulators instead of 24
-// (the shape of OpenBLAS's small-matrix kernel for AVX-512). On 2 cores of a Zen 4, the two
-// interleaved in one process (bench_matmul's BM_WideTileRows), 4 rows were 1.4-1.9% faster at
-// 64^3, 2.6-3.2% at the tiny GPT's M = 2048 products, level or faster at every other shape but
-// 512 x 3072 x 768 (2-3% slower); the larger tiny GPT's training step 1.1% faster
-// (bench/README.md, "Four rows"). Each element of C gets the same multiply-adds in the same
-// order whatever the tile's rows: the bits are the same.
-constexpr int64_t kBuildWideRowsInPlace = 4;
+// Where A is read in place, how many rows its wide tiles take, for the CPU the program runs on:
+// 4 on a Zen 4, 6 (MR) elsewhere. A step of the 4-row tile loads 4 vectors of B (256 bytes) for
+// 16 FMAs, the 6-row one the same 4 for 24, and the KC x 64 panel of B they read (96 KiB) lies
+// in L2, not L1. A Zen 4 core starts one 512-bit FMA a cycle (two 256-bit halves), so 4 rows ask
+// L2 for 16 bytes a cycle, and the tile's 16 accumulators (the shape of OpenBLAS's small-matrix
+// kernel for AVX-512) were faster than 24: on 2 cores of a Zen 4 (bench_matmul's
+// BM_WideTileRows, both in one process), 1.4-1.9% at 64^3, 2.6-3.2% at the tiny GPT's M = 2048
+// products, level or faster at every other shape but 512 x 3072 x 768 (2-3% slower); the larger
+// tiny GPT's training step 1.1% (bench/README.md, "Four rows"). A core of an Emerald Rapids
+// Xeon starts two a cycle (so does a Zen 5, whose figures in bench/README.md are all of 6 rows),
+// and 4 rows would ask L2 for 32 bytes a cycle: on 2 such cores, 6 rows were faster at 15
+// and 14 of BM_WideTileRows' 16 shapes in two processes (1024^3 by 27% and 9%), the larger tiny
+// GPT's step by 3-7% and GPT-2 small's shape by 5% (bench/README.md, "A second host"). Each
+// element of C gets the same multiply-adds in the same order whatever the tile's rows: the
+// bits are the same.
+int64_t build_wide_rows_in_place() {
+  __builtin_cpu_init();  // in case this runs before the run-time library's own constructor
+  return __builtin_cpu_is("amdfam19h") ? 4 : kMR;  // AMD family 19h with AVX-512: a Zen 4
+}
 #else
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
-constexpr int64_t kBuildWideRowsInPlace = kMR;  // no wide tile
+int64_t build_wide_rows_in_place() {
+  return kMR;  // no wide tile
+}
 #endif
 constexpr const char* kBuildKernelName = kLanes == 16  ? "AVX-512 6x32"
                                          : kLanes == 8 ? "AVX2 6x16"
@@ -484,7 +499,9 @@ constexpr MicroKernel kBuildKernel = micro_kernel_portable;
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
 constexpr bool kBuildKernelReadsAInPlace = true;
 constexpr bool kBuildKernelReadsShortAInPlace = false;
-constexpr int64_t kBuildWideRowsInPlace = kMR;  // no wide tile
+int64_t build_wide_rows_in_place() {
+  return kMR;  // no wide tile
+}
 constexpr const char* kBuildKernelName = "portable 6x8";
 #endif
 
@@ -585,7 +602,7 @@ std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard onl
 const std::vector<FastKernel>& runnable_kernels() {
   static const std::vector<FastKernel> kernels = [] {
     std::vector<FastKernel> k = {{kBuildKernel, kBuildWideKernel, kBuildKernelReadsAInPlace,
-                                  kBuildKernelReadsShortAInPlace, kBuildWideRowsInPlace,
+                                  kBuildKernelReadsShortAInPlace, build_wide_rows_in_place(),
                                   kBuildKernelName}};
 #if QKV_AVX2_AT_RUN_TIME
     if (cpu_has_avx2_fma())

@@ -21,8 +21,8 @@ namespace qkv::gemm_detail {
 // arithmetic per load:
 //   AVX-512   6 x 32: 2 vectors of 16; 12 accumulators + 2 of B + 1 of A, of 32 registers;
 //             and a wide tile of 64 columns, two of those side by side, wherever two
-//             micro-panels of B lie side by side (FastKernel::wide): 4 x 64 where A is read in
-//             place (16 + 4 + 1 of 32), 6 x 64 where it is packed in panels of 6 (24 + 4 + 1)
+//             micro-panels of B lie side by side (FastKernel::wide): 6 x 64 (24 + 4 + 1 of 32),
+//             or 4 x 64 (16 + 4 + 1) where A is read in place on a Zen 4
 //   AVX2      6 x 16: 2 vectors of 8;  the same 15, of 16 (BLIS's Haswell kernel)
 //   NEON      6 x 16: 4 vectors of 4;  24 accumulators + 4 of B + 2 of A, of 32
 //   SSE       6 x 8:  2 vectors of 4;  15 of 16
@@ -108,9 +108,10 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
 // reads only the m rows of A it is asked for, so that the short last panel of A (M not a
 // multiple of MR) can be read in place too rather than packed with rows of zeros (the x86 SIMD
 // kernels; the others read all MR rows), and how many rows a wide tile takes where A is read in
-// place: MR, or 4 for AVX-512's, whose 4 x 64 tile measured faster than its 6 x 64 one on a
-// Zen 4 (bench/README.md, "Four rows"). A packed A comes in panels of MR rows, which the wide
-// tile always takes whole.
+// place: MR, or 4 for AVX-512's on a Zen 4, where its 4 x 64 tile measured faster than its
+// 6 x 64 one, and not on an Intel Xeon (bench/README.md, "Four rows" and "A second host"; chosen
+// when the program starts). A packed A comes in panels of MR rows, which the wide tile always
+// takes whole.
 struct FastKernel {
   MicroKernel fn;
   WideMicroKernel wide;  // null where the kernel has no wide tile
