@@ -322,9 +322,6 @@ void micro_kernel_neon(int64_t kc, const float* a, [[maybe_unused]] int64_t a_rs
 }
 constexpr MicroKernel kBuildKernel = micro_kernel_neon;
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
-int64_t build_wide_rows_in_place() {
-  return kMR;  // no wide tile
-}
 constexpr const char* kBuildKernelName = "NEON 6x16";
 #else
 // x86 (AVX-512, AVX2, SSE), 6 x 2 vectors: twelve accumulators, two vectors of B per step of k,
@@ -465,30 +462,23 @@ void micro_kernel_wide(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
   });
 }
 constexpr WideMicroKernel kBuildWideKernel = micro_kernel_wide;
-// Where A is read in place, how many rows its wide tiles take, for the CPU the program runs on:
-// 4 on a Zen 4, 6 (MR) elsewhere. A step of the 4-row tile loads 4 vectors of B (256 bytes) for
-// 16 FMAs, the 6-row one the same 4 for 24, and the KC x 64 panel of B they read (96 KiB) lies
-// in L2, not L1. A Zen 4 core starts one 512-bit FMA a cycle (two 256-bit halves), so 4 rows ask
-// L2 for 16 bytes a cycle, and the tile's 16 accumulators (the shape of OpenBLAS's small-matrix
-// kernel for AVX-512) were faster than 24: on 2 cores of a Zen 4 (bench_matmul's
-// BM_WideTileRows, both in one process), 1.4-1.9% at 64^3, 2.6-3.2% at the tiny GPT's M = 2048
-// products, level or faster at every other shape but 512 x 3072 x 768 (2-3% slower); the larger
-// tiny GPT's training step 1.1% (bench/README.md, "Four rows"). A core of an Emerald Rapids
-// Xeon starts two a cycle (so does a Zen 5, whose figures in bench/README.md are all of 6 rows),
-// and 4 rows would ask L2 for 32 bytes a cycle: on 2 such cores, 6 rows were faster at 15
+// Where A is read in place, how many rows its wide tiles take, for the CPU the program runs on
+// (build_wide_rows_in_place, below): 4 on a Zen 4, 6 (MR) elsewhere. A step of the 4-row tile loads
+// 4 vectors of B (256 bytes) for 16 FMAs, the 6-row one the same 4 for 24, and the KC x 64 panel of
+// B they read (96 KiB) lies in L2, not L1. A Zen 4 core starts one 512-bit FMA a cycle (two 256-bit
+// halves), so 4 rows ask L2 for 16 bytes a cycle, and the tile's 16 accumulators (the shape of
+// OpenBLAS's small-matrix kernel for AVX-512) were faster than 24: on 2 cores of a Zen 4
+// (bench_matmul's BM_WideTileRows, both in one process), 1.4-1.9% at 64^3, 2.6-3.2% at the tiny
+// GPT's M = 2048 products, level or faster at every other shape but 512 x 3072 x 768 (2-3% slower);
+// the larger tiny GPT's training step 1.1% (bench/README.md, "Four rows"). A core of an Emerald
+// Rapids Xeon starts two a cycle (so does a Zen 5, whose figures in bench/README.md are all of 6
+// rows), and 4 rows would ask L2 for 32 bytes a cycle: on 2 such cores, 6 rows were faster at 15
 // and 14 of BM_WideTileRows' 16 shapes in two processes (1024^3 by 27% and 9%), the larger tiny
 // GPT's step by 3-7% and GPT-2 small's shape by 5% (bench/README.md, "A second host"). Each
 // element of C gets the same multiply-adds in the same order whatever the tile's rows: the
 // bits are the same.
-int64_t build_wide_rows_in_place() {
-  __builtin_cpu_init();  // in case this runs before the run-time library's own constructor
-  return __builtin_cpu_is("amdfam19h") ? 4 : kMR;  // AMD family 19h with AVX-512: a Zen 4
-}
 #else
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
-int64_t build_wide_rows_in_place() {
-  return kMR;  // no wide tile
-}
 #endif
 constexpr const char* kBuildKernelName = kLanes == 16  ? "AVX-512 6x32"
                                          : kLanes == 8 ? "AVX2 6x16"
@@ -499,9 +489,6 @@ constexpr MicroKernel kBuildKernel = micro_kernel_portable;
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
 constexpr bool kBuildKernelReadsAInPlace = true;
 constexpr bool kBuildKernelReadsShortAInPlace = false;
-int64_t build_wide_rows_in_place() {
-  return kMR;  // no wide tile
-}
 constexpr const char* kBuildKernelName = "portable 6x8";
 #endif
 
@@ -594,6 +581,17 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2_wide(int64_t kc, cons
   store_vectors(right, c + kNR, ldc, add_to_c, m, kNR, ep ? &right_ep : nullptr);
 }
 #endif
+
+// How many rows the build's wide tile takes over an A read in place, on this CPU: AVX-512's
+// takes 4 on a Zen 4 and MR elsewhere (micro_kernel_wide, above); every other tile, MR.
+int64_t build_wide_rows_in_place() {
+#if QKV_SIMD_LANES == 16
+  __builtin_cpu_init();  // in case this runs before the run-time library's own constructor
+  return __builtin_cpu_is("amdfam19h") ? 4 : kMR;  // AMD family 19h with AVX-512: a Zen 4
+#else
+  return kMR;
+#endif
+}
 
 std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard only
 
