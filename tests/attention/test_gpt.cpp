@@ -1,7 +1,9 @@
 // test_gpt.cpp: the tiny GPT against its PyTorch twin, tools/tiny_gpt_twin.py (values from
 // tools/gen_gpt_reference.py, which runs the twin's model): the same parameter names, bit-identical
 // initial weights, the same losses over the first AdamW steps; the character tokenizer and the
-// batches; and the causal promise end to end (no future token changes a logit, with the mask on).
+// batches; the causal promise end to end (no future token changes a logit, with the mask on);
+// and training: the same losses and weights (within 1e-6) with the fused paths on and off, and
+// the same bits on 1, 2 or 3 threads.
 #include "attention/all.h"
 #include "tests/testing.h"
 
@@ -135,6 +137,48 @@ TEST(TinyGpt, TrainsTheSameWithFusedPathsOnAndOff) {
         << "parameter " << i;
   EXPECT_TRUE(testing::tensor_near(fused.eval_logits, plain.eval_logits, 1e-5));
   EXPECT_EQ(fused.sample, plain.sample);
+}
+
+// Training gives the same bits on 1, 2 and 3 threads: each GEMM path (rows handed out, weight
+// gradients cut along K, whose chunks follow K alone), the bias sums, LayerNorm, GELU, the
+// fused attention, cross-entropy and AdamW split their work by thread and must not let that
+// change a sum's order. 2048 tokens a batch, so that the weight gradients are cut into chunks.
+TEST(TinyGpt, TrainsTheSameBitsOnOneTwoAndThreeThreads) {
+  const int64_t V = 27, B = 32, T = 64;
+  struct Run {
+    std::vector<float> losses;
+    std::vector<Tensor> weights;
+  };
+  auto run = [&](int threads) {
+    const int saved = num_threads();
+    set_num_threads(threads);
+    manual_seed(7);
+    GPT m(GPTConfig{.vocab_size = V, .n_embd = 32, .n_head = 2, .n_layer = 2, .block = T});
+    nn::AdamW opt(m.parameters(), 1e-3);
+    Generator g(8);
+    const Tensor x = raw::to(raw::mul(rand({B, T}, &g), V - 0.01f), Dtype::int64);
+    const Tensor y = raw::to(raw::mul(rand({B * T}, &g), V - 0.01f), Dtype::int64);
+    Run r;
+    for (int step = 0; step < 2; ++step) {
+      const Tensor loss = cross_entropy(view(m(x), {B * T, V}), y);
+      r.losses.push_back(loss.item<float>());
+      opt.zero_grad();
+      backward(loss);
+      opt.step();
+    }
+    for (const Tensor& p : m.parameters()) r.weights.push_back(raw::clone(p));
+    set_num_threads(saved);
+    return r;
+  };
+  const Run one = run(1);
+  for (int threads : {2, 3}) {
+    const Run other = run(threads);
+    EXPECT_EQ(other.losses, one.losses) << threads << " threads";
+    ASSERT_EQ(other.weights.size(), one.weights.size());
+    for (size_t i = 0; i < one.weights.size(); ++i)
+      EXPECT_TRUE(testing::tensor_equal(other.weights[i], one.weights[i]))
+          << threads << " threads, parameter " << i;
+  }
 }
 
 TEST(TinyGpt, RejectsBadInput) {
