@@ -375,16 +375,22 @@ void BM_MicroKernelInContext(benchmark::State& state) {
 BENCHMARK(BM_MicroKernelInContext)->ArgName("where")->DenseRange(0, 4)->UseRealTime();
 
 #ifdef QKV_BENCH_OPENBLAS
+// C = A B by OpenBLAS's cblas_sgemm.
+void openblas_gemm(Problem& p) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p.M, p.N, p.K, 1.0f, p.a.data(), p.K,
+              p.b.data(), p.N, 0.0f, p.c.data(), p.N);
+}
+// OpenBLAS's product on p, held to the oracle once, as check_against_oracle holds qkv's.
+void check_openblas_against_oracle(Problem& p) {
+  openblas_gemm(p);
+  hold_to_oracle(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N);
+}
+
 // OpenBLAS at the same shapes, in the same run: the yardstick of the targets.
 void BM_OpenBLAS(benchmark::State& state) {
   Problem p(state.range(0), state.range(1), state.range(2));
-  const auto product = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p.M, p.N, p.K, 1.0f, p.a.data(), p.K,
-                p.b.data(), p.N, 0.0f, p.c.data(), p.N);
-  };
-  product();
-  hold_to_oracle(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N);
-  time_product(state, p, num_threads(), product);
+  check_openblas_against_oracle(p);
+  time_product(state, p, num_threads(), [&] { openblas_gemm(p); });
 }
 BENCHMARK(BM_OpenBLAS)->Apply(shapes);
 
@@ -394,8 +400,8 @@ BENCHMARK(BM_OpenBLAS)->Apply(shapes);
 // stretch (--benchmark_min_time), so on such a host their ratio says as much about the
 // neighbours as about the code; here the two timings of a pair lie within 0.2 s. After each
 // timing the benchmark sleeps 150 ms, so that no thread of either library is still spinning
-// from its last call while the other is timed (qkv's pool spins ~2 ms; OpenBLAS's threads,
-// longer: the FMA probe main() takes lost cores to them). Counters: vs_openblas, the median
+// from its last call while the other is timed (qkv's pool spins ~2 ms; OpenBLAS's threads
+// longer: see peak_gflops, whose probe lost cores to them). Counters: vs_openblas, the median
 // over the pairs of qkv / OpenBLAS; GFLOPS and openblas_GFLOPS, the medians of each;
 // best_GFLOPS and openblas_best_GFLOPS, the fastest timing of each (a busy neighbour only
 // ever slows a timing down, so the fastest is the nearest to the code alone); share_of_peak,
@@ -404,13 +410,9 @@ BENCHMARK(BM_OpenBLAS)->Apply(shapes);
 void BM_MatmulPaired(benchmark::State& state) {
   Problem p(state.range(0), state.range(1), state.range(2));
   check_against_oracle(p, gemm);
+  check_openblas_against_oracle(p);
   const auto qkv_product = [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); };
-  const auto openblas_product = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p.M, p.N, p.K, 1.0f, p.a.data(), p.K,
-                p.b.data(), p.N, 0.0f, p.c.data(), p.N);
-  };
-  openblas_product();
-  hold_to_oracle(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N);
+  const auto openblas_product = [&] { openblas_gemm(p); };
   const double flops = 2.0 * static_cast<double>(p.M * p.K * p.N);
   const auto timed = [&](auto product) {  // GFLOP/s over at least 20 ms of repeats, then a rest
     const auto t0 = std::chrono::steady_clock::now();
