@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -127,6 +129,7 @@ void BM_WideTileRows(benchmark::State& state) {
     return;
   }
   kernel.wide_rows_in_place = state.range(0);
+  kernel.b_chunk = 0;  // BLIS's order, the one whose tiles take wide_rows_in_place rows
   const FastKernelGuard use(kernel);
   Problem p(state.range(1), state.range(2), state.range(3));
   time_production_gemm(state, p);
@@ -374,6 +377,102 @@ void BM_MicroKernelInContext(benchmark::State& state) {
 }
 BENCHMARK(BM_MicroKernelInContext)->ArgName("where")->DenseRange(0, 4)->UseRealTime();
 
+// Two ways of computing one product timed turn about in one process, 20 ms of repeats each, in
+// an order drawn at random for each pair (a neighbour with a period of its own cannot favour
+// one of them), one pair per iteration, for a shared host whose speed comes and goes
+// within a second: BM_Matmul and BM_OpenBLAS time each way for half a second or more at a
+// stretch (--benchmark_min_time), so on such a host their ratio says as much about the
+// neighbours as about the code; here the two timings of a pair lie within 0.2 s. After each
+// timing it sleeps 150 ms, so that no thread of either is still spinning from its last call
+// while the other is timed (qkv's pool spins ~2 ms; OpenBLAS's threads longer: see
+// peak_gflops, whose probe lost cores to them). Counters, for `second` the name of the second
+// way: vs_<second>, the median over the pairs of first / second; GFLOPS and
+// <second>_GFLOPS, the medians of each; best_GFLOPS and <second>_best_GFLOPS, the fastest
+// timing of each (a busy neighbour only ever slows a timing down, so the fastest is the
+// nearest to the code alone); share_of_peak, best_GFLOPS over the FMA peak measured before
+// the benchmarks start (itself the best of 5).
+template <typename First, typename Second>
+void time_paired(benchmark::State& state, double flops, First first_product,
+                 const std::string& second, Second second_product) {
+  const auto timed = [&](auto product) {  // GFLOP/s over at least 20 ms of repeats, then a rest
+    const auto t0 = std::chrono::steady_clock::now();
+    int64_t n = 0;
+    double seconds = 0;
+    do {
+      product();
+      ++n;
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } while (seconds < 0.02);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    return flops * static_cast<double>(n) / seconds / 1e9;
+  };
+  std::vector<double> a, b, ratio;
+  std::mt19937 coin(29);
+  for (auto _ : state) {
+    double x, y;
+    if (coin() & 1) {
+      x = timed(first_product);
+      y = timed(second_product);
+    } else {
+      y = timed(second_product);
+      x = timed(first_product);
+    }
+    a.push_back(x);
+    b.push_back(y);
+    ratio.push_back(x / y);
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  const double best = *std::max_element(a.begin(), a.end());
+  state.counters["vs_" + second] = median(ratio);
+  state.counters["GFLOPS"] = median(a);
+  state.counters[second + "_GFLOPS"] = median(b);
+  state.counters["best_GFLOPS"] = best;
+  state.counters[second + "_best_GFLOPS"] = *std::max_element(b.begin(), b.end());
+  state.counters["share_of_peak"] = best / peak_gflops(num_threads());
+}
+
+// BM_RowsOuter/chunk/M/K/N: the production GEMM with its tiles rows outer under chunks of
+// `chunk` columns of B (FastKernel::b_chunk, gemm_fast.cpp's block_rows) against the same GEMM
+// in BLIS's order (b_chunk 0), turn about (time_paired), through copies of the kernel put in by
+// FastKernelGuard; chunk 0 times BLIS's order against itself, the noise of the pairing on this
+// host. The build's kernel takes chunks of 512 columns where it is AVX-512's on an Intel CPU
+// (bench/README.md, "Rows outer"); to check that choice on another host:
+//   bench_matmul --benchmark_filter=BM_RowsOuter
+void BM_RowsOuter(benchmark::State& state) {
+  using namespace gemm_detail;
+  FastKernel rows_outer = fast_kernel(), blis_order = fast_kernel();
+  rows_outer.b_chunk = state.range(0);
+  blis_order.b_chunk = 0;
+  Problem p(state.range(1), state.range(2), state.range(3));
+  const auto with = [&](const FastKernel& kernel) {
+    return [&] {
+      const FastKernelGuard use(kernel);
+      gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
+      benchmark::DoNotOptimize(p.c.data());
+    };
+  };
+  with(blis_order)();
+  const std::vector<float> blis_bits = p.c;
+  with(rows_outer)();
+  if (p.c != blis_bits) {
+    state.SkipWithError("the two orders gave different bits");
+    return;
+  }
+  time_paired(state, 2.0 * static_cast<double>(p.M * p.K * p.N), with(rows_outer), "blis_order",
+              with(blis_order));
+}
+BENCHMARK(BM_RowsOuter)
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      for (const auto& s : kShapes)
+        for (int64_t chunk : {0, 512}) b->Args({chunk, s[0], s[1], s[2]});
+      b->ArgNames({"chunk", "M", "K", "N"});
+    })
+    ->Iterations(20);
+
 #ifdef QKV_BENCH_OPENBLAS
 // C = A B by OpenBLAS's cblas_sgemm.
 void openblas_gemm(Problem& p) {
@@ -394,67 +493,25 @@ void BM_OpenBLAS(benchmark::State& state) {
 }
 BENCHMARK(BM_OpenBLAS)->Apply(shapes);
 
-// BM_MatmulPaired/M/K/N: qkv's product and OpenBLAS's timed turn about in one process, 20 ms of
-// repeats each, in alternating order, 20 pairs, for a shared host whose speed comes and goes
-// within a second. BM_Matmul and BM_OpenBLAS time each library for half a second or more at a
-// stretch (--benchmark_min_time), so on such a host their ratio says as much about the
-// neighbours as about the code; here the two timings of a pair lie within 0.2 s. After each
-// timing the benchmark sleeps 150 ms, so that no thread of either library is still spinning
-// from its last call while the other is timed (qkv's pool spins ~2 ms; OpenBLAS's threads
-// longer: see peak_gflops, whose probe lost cores to them). Counters: vs_openblas, the median
-// over the pairs of qkv / OpenBLAS; GFLOPS and openblas_GFLOPS, the medians of each;
-// best_GFLOPS and openblas_best_GFLOPS, the fastest timing of each (a busy neighbour only
-// ever slows a timing down, so the fastest is the nearest to the code alone); share_of_peak,
-// best_GFLOPS over the FMA peak measured before the benchmarks start (itself the best of 5).
+// BM_MatmulPaired/M/K/N: qkv's product and OpenBLAS's timed turn about in one process, 20 pairs
+// (time_paired): vs_openblas, the median of the pairs' qkv / OpenBLAS, and each one's median and
+// fastest GFLOP/s.
 //   bench_matmul --benchmark_filter=BM_MatmulPaired
 void BM_MatmulPaired(benchmark::State& state) {
   Problem p(state.range(0), state.range(1), state.range(2));
   check_against_oracle(p, gemm);
   check_openblas_against_oracle(p);
-  const auto qkv_product = [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); };
-  const auto openblas_product = [&] { openblas_gemm(p); };
-  const double flops = 2.0 * static_cast<double>(p.M * p.K * p.N);
-  const auto timed = [&](auto product) {  // GFLOP/s over at least 20 ms of repeats, then a rest
-    const auto t0 = std::chrono::steady_clock::now();
-    int64_t n = 0;
-    double seconds = 0;
-    do {
-      product();
-      benchmark::DoNotOptimize(p.c.data());
-      ++n;
-      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    } while (seconds < 0.02);
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    return flops * static_cast<double>(n) / seconds / 1e9;
-  };
-  std::vector<double> qkv, openblas, ratio;
-  bool qkv_first = true;
-  for (auto _ : state) {
-    double q, o;
-    if (qkv_first) {
-      q = timed(qkv_product);
-      o = timed(openblas_product);
-    } else {
-      o = timed(openblas_product);
-      q = timed(qkv_product);
-    }
-    qkv_first = !qkv_first;
-    qkv.push_back(q);
-    openblas.push_back(o);
-    ratio.push_back(q / o);
-  }
-  const auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  };
-  const double best = *std::max_element(qkv.begin(), qkv.end());
-  state.counters["vs_openblas"] = median(ratio);
-  state.counters["GFLOPS"] = median(qkv);
-  state.counters["openblas_GFLOPS"] = median(openblas);
-  state.counters["best_GFLOPS"] = best;
-  state.counters["openblas_best_GFLOPS"] = *std::max_element(openblas.begin(), openblas.end());
-  state.counters["share_of_peak"] = best / peak_gflops(num_threads());
+  time_paired(
+      state, 2.0 * static_cast<double>(p.M * p.K * p.N),
+      [&] {
+        gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
+        benchmark::DoNotOptimize(p.c.data());
+      },
+      "openblas",
+      [&] {
+        openblas_gemm(p);
+        benchmark::DoNotOptimize(p.c.data());
+      });
 }
 BENCHMARK(BM_MatmulPaired)->Apply(shapes)->Iterations(20);
 #endif

@@ -137,17 +137,70 @@ struct BPanel {
 };
 
 // One KC block (kc terms; A starts at the block's first term) of rows [0, M) of C against a
-// panel of B (nc columns): A's MC-row blocks, each read in place (its MR-row panels where they
-// lie, when the kernel can; the short last one only if it reads just the rows it is given) or
-// packed into `ap`, then every MR x NR tile, two at a time as one MR x 2 NR tile where the
-// kernel has a wide one (of FastKernel::wide_rows_in_place rows where the block's A is all read
-// in place: 4 with AVX-512 on a Zen 4). `add`: add to C rather than store; `ep`: the epilogue
-// for the panel's columns, on the last KC block only; `band`: the terms each tile needs (K fits
-// one KC block), rows counted from this call's row 0.
+// panel of B (nc columns), tile by tile: every MR x NR tile, two at a time as one MR x 2 NR tile
+// where the kernel has a wide one and both micro-panels are whole and read alike (both in place
+// or both packed). `add`: add to C rather than store; `ep`: the epilogue for the panel's
+// columns, on the last KC block only; `band`: the terms each tile needs (K fits one KC block),
+// rows counted from this call's row 0. The tiles go in one of two orders:
+//  - BLIS's (the ladder's step 5): A's MC-row blocks, each read in place (its MR-row panels
+//    where they lie, when the kernel can; the short last one only if it reads just the rows it
+//    is given) or packed into `ap`; in a block, each micro-panel of B (or pair) in turn, under
+//    which all the block's row tiles pass, so that the block of A stays in L2 and the
+//    micro-panel in L1. The wide tile takes FastKernel::wide_rows_in_place rows where the block
+//    is all read in place (4 with AVX-512 on a Zen 4).
+//  - rows outer, where the kernel asks for it (FastKernel::b_chunk), the panel is more than two
+//    chunks wide and all of A is read in place: B's columns in chunks of b_chunk, and in a
+//    chunk each MR-row tile of A in turn, under which the chunk's micro-panels pass. AVX-512's
+//    pair of micro-panels (KC x 64, 96 KiB) is twice an L1 cache, so in BLIS's order it streams
+//    from L2 for every row tile, and the whole panel of B (KC x N: 3 MiB at N = 2048) from L3
+//    for every block of A once the panel is larger than L2. Rows outer, a tile's rows of A
+//    (6 x KC, 9 KiB) stay in L1 and a chunk of B (KC x 512, 768 KiB) in L2 for all the rows
+//    of the call. Where the panel fits L2 there is nothing to win, and rows outer measured
+//    slower at some of those shapes (bench/README.md, "Rows outer").
+// Either order gives each tile the same terms in the same kernel: the same bits.
 void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
                 const BPanel& b, float* C, int64_t ldc, bool add, const GemmEpilogue& ep,
                 GemmBand band, float* ap) {
+  // Whether the micro-panels at jr and jr + NR go as one wide tile: both whole and read alike
+  // (both in place, or both packed and before column `end`).
+  const auto wide_at = [&](int64_t jr, int64_t end) {
+    return kernel.wide && jr + 2 * kNR <= (jr < b.in_place_to ? b.in_place_to : end);
+  };
+  // The tile of C's rows [row, row + rows) and NR (or, wide, 2 NR) columns from jr, its rows of
+  // A at `a` (term 0 of the block; A[i, k] at a[i * a_rs + k * a_ks]).
+  const auto tile = [&](int64_t row, int64_t rows, const float* a, int64_t a_rs, int64_t a_ks,
+                        int64_t jr, bool wide) {
+    const bool b_here = jr < b.in_place_to;  // read in place
+    const float* b_panel = b_here ? b.rows + jr : b.packed + (jr - b.in_place_to) * kc;
+    const int64_t b_ks = b_here ? b.ld : kNR, b_half = b_here ? kNR : kc * kNR;
+    const auto [k0, k1] = band_range(band, row, rows, kc, K);  // the terms it needs
+    const GemmEpilogue tile_ep = ep.at(jr);
+    const GemmEpilogue* tile_ep_or_null = ep.any() ? &tile_ep : nullptr;
+    float* c_tile = C + row * ldc + jr;
+    // Two panels of B read in place are a small product's (packed_loops), whose C is small and
+    // in cache: no prefetching there.
+    if (wide)
+      kernel.wide(k1 - k0, a + k0 * a_ks, a_rs, a_ks, b_panel + k0 * b_ks, b_half, b_ks, c_tile,
+                  ldc, add, /*prefetch_c=*/!b_here, rows, tile_ep_or_null);
+    else
+      kernel.fn(k1 - k0, a + k0 * a_ks, a_rs, a_ks, b_panel + k0 * b_ks, b_ks, c_tile, ldc, add,
+                rows, std::min(kNR, nc - jr), tile_ep_or_null);
+  };
   const bool in_place = a_in_place(kernel, A);
+  if (kernel.b_chunk > 0 && nc > 2 * kernel.b_chunk && in_place &&
+      (kernel.reads_short_a_in_place || M % kMR == 0)) {
+    for (int64_t j0 = 0; j0 < nc; j0 += kernel.b_chunk) {
+      const int64_t j1 = std::min(nc, j0 + kernel.b_chunk);
+      for (int64_t row = 0; row < M; row += kMR)
+        for (int64_t jr = j0; jr < j1;) {
+          const bool wide = wide_at(jr, j1);
+          tile(row, std::min(kMR, M - row), A.p + row * A.row_stride, A.row_stride, A.col_stride,
+               jr, wide);
+          jr += wide ? 2 * kNR : kNR;
+        }
+    }
+    return;
+  }
   for (int64_t ic = 0; ic < M; ic += kMC) {
     const int64_t mc = std::min(kMC, M - ic);
     const float* a_block = A.p + ic * A.row_stride;
@@ -159,34 +212,14 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
              {a_block + packed_from * A.row_stride, A.row_stride, A.col_stride}, ap,
              band.at(ic + packed_from), K);
     for (int64_t jr = 0; jr < nc;) {
-      const bool b_here = jr < b.in_place_to;  // read in place
-      // Two micro-panels of B at once, in the wide tile, where the kernel has one and both
-      // panels are whole and read alike (both in place or both packed).
-      const bool wide = kernel.wide && jr + 2 * kNR <= (b_here ? b.in_place_to : nc);
-      const float* b_panel =
-          b_here ? b.rows + jr : b.packed + (jr - b.in_place_to) * kc;  // its term 0
-      const int64_t b_ks = b_here ? b.ld : kNR, b_half = b_here ? kNR : kc * kNR;
-      const GemmEpilogue tile_ep = ep.at(jr);
-      // MR rows a tile, or the kernel's wide_rows_in_place for a wide tile where every row of
-      // the block is read in place (AVX-512's on a Zen 4: 4).
+      const bool wide = wide_at(jr, nc);
       const int64_t tile_rows = wide && packed_from == mc ? kernel.wide_rows_in_place : kMR;
       for (int64_t ir = 0; ir < mc; ir += tile_rows) {
-        const bool a_here = ir < packed_from;
         const int64_t rows = std::min(tile_rows, mc - ir);
-        const auto [k0, k1] = band_range(band, ic + ir, rows, kc, K);  // the terms it needs
-        const float* a_tile = a_here ? a_block + ir * A.row_stride + k0 * A.col_stride
-                                     : ap + (ir - packed_from) * kc + k0 * kMR;
-        const int64_t a_rs = a_here ? A.row_stride : 1, a_ks = a_here ? A.col_stride : kMR;
-        float* c_tile = C + (ic + ir) * ldc + jr;
-        const GemmEpilogue* tile_ep_or_null = ep.any() ? &tile_ep : nullptr;
-        // Two panels of B read in place are a small product's (packed_loops), whose C is small
-        // and in cache: no prefetching there.
-        if (wide)
-          kernel.wide(k1 - k0, a_tile, a_rs, a_ks, b_panel + k0 * b_ks, b_half, b_ks, c_tile, ldc,
-                      add, /*prefetch_c=*/!b_here, rows, tile_ep_or_null);
+        if (ir < packed_from)
+          tile(ic + ir, rows, a_block + ir * A.row_stride, A.row_stride, A.col_stride, jr, wide);
         else
-          kernel.fn(k1 - k0, a_tile, a_rs, a_ks, b_panel + k0 * b_ks, b_ks, c_tile, ldc, add, rows,
-                    std::min(kNR, nc - jr), tile_ep_or_null);
+          tile(ic + ir, rows, ap + (ir - packed_from) * kc, 1, kMR, jr, wide);
       }
       jr += wide ? 2 * kNR : kNR;
     }

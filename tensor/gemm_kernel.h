@@ -112,12 +112,19 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
 // 6 x 64 one, and not on an Intel Xeon (bench/README.md, "Four rows" and "A second host"; chosen
 // when the program starts). A packed A comes in panels of MR rows, which the wide tile always
 // takes whole.
+// Where all of A is read in place, the tiles may also go rows outer, each MR-row tile of A under
+// a chunk of B's columns, instead of BLIS's order (b_chunk): AVX-512's on an Intel Xeon, where
+// its pair of micro-panels overfills L1 (bench/README.md, "Rows outer"); not on an AMD CPU, where
+// it has not been measured.
 struct FastKernel {
   MicroKernel fn;
   WideMicroKernel wide;  // null where the kernel has no wide tile
   bool reads_a_in_place;
   bool reads_short_a_in_place;
   int64_t wide_rows_in_place;  // at most MR; below it only if reads_short_a_in_place
+  // 0, or the columns of B in a chunk where the kernel's tiles go rows outer over an A read in
+  // place (gemm_fast.cpp, block_rows): a multiple of 2 NR. AVX-512's on an Intel CPU: 512.
+  int64_t b_chunk;
   const char* name;
 };
 // The kernels this build has for its tile that this CPU can run, the fastest last: the build's

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "tensor/gemm_kernel.h"
@@ -476,6 +477,73 @@ TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
             }
           }
         }
+  set_num_threads(before);
+}
+
+// Where all of A is read in place and the panel of B is more than two chunks wide, the tiles may
+// go rows outer (FastKernel::b_chunk, gemm_fast.cpp's block_rows: AVX-512's on an Intel CPU)
+// instead of in BLIS's order: each tile still gets the same terms through the same kernel, so
+// the bits must be those of BLIS's order. Copies of the build's kernel (and of its narrow twin)
+// with b_chunk 0 and b_chunk 2 NR, small enough that these products cross several chunks and
+// leave a short one over, put in by FastKernelGuard: on one thread (packed_loops, B read in
+// place below kParallelMinWork, packed above), on two (rows handed out; B shared from the
+// product's own size, SharedBFromGuard), with row counts that are and are not whole panels of
+// MR, more rows than an MC block, terms past a KC block, A row-major and transposed (read in
+// place where its rows are close, else packed, which keeps BLIS's order), stored and
+// accumulated, with a bias epilogue and with a band.
+TEST(GemmKernels, RowsOuterGivesBlisOrdersBits) {
+  gemm_detail::FastKernel build = gemm_detail::fast_kernel();
+  if (!build.reads_a_in_place) GTEST_SKIP() << build.name << " reads A packed only: no rows outer";
+  EXPECT_TRUE(build.b_chunk == 0 || (build.b_chunk % (2 * gemm_detail::kNR) == 0 &&
+                                     std::string(build.name) == "AVX-512 6x32"))
+      << build.name << " b_chunk " << build.b_chunk;
+  gemm_detail::FastKernel narrow = build;
+  narrow.wide = nullptr;
+  const int before = num_threads();
+  struct Case {
+    int64_t M, N, K;
+    bool shared_b;
+  };
+  const int64_t nr = gemm_detail::kNR;
+  for (const gemm_detail::FastKernel& kernel : {build, narrow})
+    for (const Case c : {Case{12, 5 * nr + 3, 9, false}, Case{13, 9 * nr, 40, false},
+                         Case{100, 7 * nr + 1, 33, false}, Case{102, 8 * nr, 400, false},
+                         Case{203, 12 * nr + 5, 64, false}, Case{301, 6 * nr + 8, 50, true},
+                         Case{96, 10 * nr, 390, true}})
+      for (bool ta : {false, true})
+        for (bool accumulate : {false, true})
+          for (int threads : {1, 2}) {
+            set_num_threads(threads);
+            std::optional<gemm_detail::SharedBFromGuard> shared_b_from_here;
+            if (c.shared_b) shared_b_from_here.emplace(c.M * c.N * c.K);
+            const Operand a = make(c.M, c.K, ta, 41), b = make(c.K, c.N, false, 42);
+            std::vector<float> banded = a.data;  // exact zeros where row i leaves k > i + 3
+            for (int64_t i = 0; i < c.M; ++i)
+              for (int64_t k = i + 4; k < c.K; ++k) banded[ta ? i + k * c.M : i * c.K + k] = 0.0f;
+            const MatrixRef a_band{banded.data(), a.ref.row_stride, a.ref.col_stride};
+            Generator g(43);
+            const std::vector<float> start = randn({c.M * c.N}, &g).to_vector();
+            const std::vector<float> bias = randn({c.N}, &g).to_vector();
+            const auto run = [&](int64_t b_chunk, int which) {
+              gemm_detail::FastKernel copy = kernel;
+              copy.b_chunk = b_chunk;
+              const gemm_detail::FastKernelGuard use(copy);
+              std::vector<float> out = start;
+              if (which == 0) gemm(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate);
+              if (which == 1)
+                gemm_epilogue(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate,
+                              {bias.data()});
+              if (which == 2)
+                gemm_band(c.M, c.N, c.K, a_band, b.ref, out.data(), c.N, accumulate,
+                          {GemmBand::up_to_row, 3});
+              return out;
+            };
+            for (int which : {0, 1, 2})
+              EXPECT_EQ(run(2 * nr, which), run(0, which))
+                  << kernel.name << (kernel.wide ? " wide " : " narrow ") << c.M << "x" << c.N
+                  << "x" << c.K << " ta " << ta << " accumulate " << accumulate << " on "
+                  << threads << " threads, " << (which == 0 ? "plain" : which == 1 ? "bias" : "band");
+          }
   set_num_threads(before);
 }
 
