@@ -620,8 +620,7 @@ const std::vector<FastKernel>& runnable_kernels() {
                                   build_b_chunk(), kBuildKernelName}};
 #if QKV_AVX2_AT_RUN_TIME
     if (cpu_has_avx2_fma())
-      k.push_back(
-          {micro_kernel_avx2_6x8, micro_kernel_avx2_wide, true, false, kMR, 0, "AVX2 6x8"});
+      k.push_back({micro_kernel_avx2_6x8, micro_kernel_avx2_wide, true, false, kMR, 0, "AVX2 6x8"});
 #endif
     return k;
   }();

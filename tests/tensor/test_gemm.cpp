@@ -390,6 +390,51 @@ TEST(GemmPacking, PanelsReadInPlaceGiveStepFivesBits) {
     }
 }
 
+// One product three ways, for the tests that hold two ways of computing it to the same bits:
+// plain (0), with a bias epilogue (1), and with a band (2), over A (M, K), row-major or
+// transposed, and B (K, N) drawn from seed and seed + 1, and C starting from values (and the
+// bias) drawn from seed + 2. For the band, A has exact zeros in the terms the band leaves out
+// (row i of C needs k <= i + 3), as GemmBand asks: tiles of different rows leave out different
+// terms, all of them zeros. run() computes it with whichever kernel is in force.
+struct ThreeProducts {
+  int64_t M, N, K;
+  bool ta, accumulate;
+  Operand a, b;
+  std::vector<float> banded, start, bias;
+  ThreeProducts(int64_t M_, int64_t N_, int64_t K_, bool ta_, bool accumulate_, uint64_t seed)
+      : M(M_),
+        N(N_),
+        K(K_),
+        ta(ta_),
+        accumulate(accumulate_),
+        a(make(M, K, ta, seed)),
+        b(make(K, N, false, seed + 1)),
+        banded(a.data) {
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = i + 4; k < K; ++k) banded[ta ? i + k * M : i * K + k] = 0.0f;
+    Generator g(seed + 2);
+    start = randn({M * N}, &g).to_vector();
+    bias = randn({N}, &g).to_vector();
+  }
+  std::vector<float> run(int which) const {
+    std::vector<float> out = start;
+    if (which == 0) gemm(M, N, K, a.ref, b.ref, out.data(), N, accumulate);
+    if (which == 1) gemm_epilogue(M, N, K, a.ref, b.ref, out.data(), N, accumulate, {bias.data()});
+    if (which == 2)
+      gemm_band(M, N, K, {banded.data(), a.ref.row_stride, a.ref.col_stride}, b.ref, out.data(), N,
+                accumulate, {GemmBand::up_to_row, 3});
+    return out;
+  }
+  std::string where(int which, int threads) const {
+    return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + " ta " +
+           std::to_string(ta) + " accumulate " + std::to_string(accumulate) + " on " +
+           std::to_string(threads) + " threads, " +
+           (which == 0   ? "plain"
+            : which == 1 ? "bias"
+                         : "band");
+  }
+};
+
 // A wide tile (R x 2 NR, gemm_kernel.h: AVX-512's 6 x 64, or 4 x 64 where A is read in place
 // on a Zen 4, and the SSE build's AVX2 kernel's 6 x 16) gives each element of C the
 // multiply-adds of the ordinary MR x NR tile, in the same order, so the production GEMM must
@@ -431,49 +476,19 @@ TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
       for (bool accumulate : {false, true})
         for (int threads : {1, 2}) {
           set_num_threads(threads);
-          const Operand a = make(c.M, c.K, ta, 31), b = make(c.K, c.N, false, 32);
-          // For the band: A with exact zeros in the terms it leaves out (row i of C needs
-          // k <= i + 3), as GemmBand asks. Tiles of different rows leave out different terms,
-          // all of them zeros.
-          std::vector<float> banded = a.data;
-          for (int64_t i = 0; i < c.M; ++i)
-            for (int64_t k = i + 4; k < c.K; ++k) banded[ta ? i + k * c.M : i * c.K + k] = 0.0f;
-          const MatrixRef a_band{banded.data(), a.ref.row_stride, a.ref.col_stride};
-          Generator g(33);
-          const std::vector<float> start = randn({c.M * c.N}, &g).to_vector();
-          const std::vector<float> bias = randn({c.N}, &g).to_vector();
-          // The product; with the bias; with a band.
-          auto run = [&](int which) {
-            std::vector<float> out = start;
-            if (which == 0) gemm(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate);
-            if (which == 1)
-              gemm_epilogue(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate,
-                            {bias.data()});
-            if (which == 2)
-              gemm_band(c.M, c.N, c.K, a_band, b.ref, out.data(), c.N, accumulate,
-                        {GemmBand::up_to_row, 3});
-            return out;
-          };
-          const auto where = [&](int which) {
-            return std::to_string(c.M) + "x" + std::to_string(c.N) + "x" + std::to_string(c.K) +
-                   " ta " + std::to_string(ta) + " accumulate " + std::to_string(accumulate) +
-                   " on " + std::to_string(threads) + " threads, " +
-                   (which == 0   ? "plain"
-                    : which == 1 ? "bias"
-                                 : "band");
-          };
+          const ThreeProducts p(c.M, c.N, c.K, ta, accumulate, 31);
           for (int which : {0, 1, 2}) {
-            const std::vector<float> wide = run(which);
+            const std::vector<float> wide = p.run(which);
             std::vector<float> plain;
             {
               const gemm_detail::FastKernelGuard use(narrow);
-              plain = run(which);
+              plain = p.run(which);
             }
-            EXPECT_EQ(wide, plain) << where(which);
+            EXPECT_EQ(wide, plain) << p.where(which, threads);
             for (const gemm_detail::FastKernel& kernel : wide_rows) {
               const gemm_detail::FastKernelGuard use(kernel);
-              EXPECT_EQ(run(which), plain)
-                  << where(which) << ", wide tiles of " << kernel.wide_rows_in_place << " rows";
+              EXPECT_EQ(p.run(which), plain) << p.where(which, threads) << ", wide tiles of "
+                                             << kernel.wide_rows_in_place << " rows";
             }
           }
         }
@@ -486,10 +501,10 @@ TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
 // the bits must be those of BLIS's order. Copies of the build's kernel (and of its narrow twin)
 // with b_chunk 0 and b_chunk 2 NR, small enough that these products cross several chunks and
 // leave a short one over, put in by FastKernelGuard: on one thread (packed_loops, B read in
-// place below kParallelMinWork, packed above), on two (rows handed out; B shared from the
-// product's own size, SharedBFromGuard), with row counts that are and are not whole panels of
-// MR, more rows than an MC block, terms past a KC block, A row-major and transposed (read in
-// place where its rows are close, else packed, which keeps BLIS's order), stored and
+// place below kParallelMinWork, packed above), on two (cut by columns; 600 rows handed out; B
+// shared from the product's own size, SharedBFromGuard), with row counts that are and are not whole
+// panels of MR, more rows than an MC block, terms past a KC block, A row-major and transposed (read
+// in place where its rows are close, else packed, which keeps BLIS's order), stored and
 // accumulated, with a bias epilogue and with a band.
 TEST(GemmKernels, RowsOuterGivesBlisOrdersBits) {
   gemm_detail::FastKernel build = gemm_detail::fast_kernel();
@@ -509,40 +524,24 @@ TEST(GemmKernels, RowsOuterGivesBlisOrdersBits) {
     for (const Case c : {Case{12, 5 * nr + 3, 9, false}, Case{13, 9 * nr, 40, false},
                          Case{100, 7 * nr + 1, 33, false}, Case{102, 8 * nr, 400, false},
                          Case{203, 12 * nr + 5, 64, false}, Case{301, 6 * nr + 8, 50, true},
-                         Case{96, 10 * nr, 390, true}})
+                         Case{96, 10 * nr, 390, true}, Case{600, 5 * nr + 3, 50, false}})
       for (bool ta : {false, true})
         for (bool accumulate : {false, true})
           for (int threads : {1, 2}) {
             set_num_threads(threads);
             std::optional<gemm_detail::SharedBFromGuard> shared_b_from_here;
             if (c.shared_b) shared_b_from_here.emplace(c.M * c.N * c.K);
-            const Operand a = make(c.M, c.K, ta, 41), b = make(c.K, c.N, false, 42);
-            std::vector<float> banded = a.data;  // exact zeros where row i leaves k > i + 3
-            for (int64_t i = 0; i < c.M; ++i)
-              for (int64_t k = i + 4; k < c.K; ++k) banded[ta ? i + k * c.M : i * c.K + k] = 0.0f;
-            const MatrixRef a_band{banded.data(), a.ref.row_stride, a.ref.col_stride};
-            Generator g(43);
-            const std::vector<float> start = randn({c.M * c.N}, &g).to_vector();
-            const std::vector<float> bias = randn({c.N}, &g).to_vector();
+            const ThreeProducts p(c.M, c.N, c.K, ta, accumulate, 41);
             const auto run = [&](int64_t b_chunk, int which) {
               gemm_detail::FastKernel copy = kernel;
               copy.b_chunk = b_chunk;
               const gemm_detail::FastKernelGuard use(copy);
-              std::vector<float> out = start;
-              if (which == 0) gemm(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate);
-              if (which == 1)
-                gemm_epilogue(c.M, c.N, c.K, a.ref, b.ref, out.data(), c.N, accumulate,
-                              {bias.data()});
-              if (which == 2)
-                gemm_band(c.M, c.N, c.K, a_band, b.ref, out.data(), c.N, accumulate,
-                          {GemmBand::up_to_row, 3});
-              return out;
+              return p.run(which);
             };
             for (int which : {0, 1, 2})
               EXPECT_EQ(run(2 * nr, which), run(0, which))
-                  << kernel.name << (kernel.wide ? " wide " : " narrow ") << c.M << "x" << c.N
-                  << "x" << c.K << " ta " << ta << " accumulate " << accumulate << " on "
-                  << threads << " threads, " << (which == 0 ? "plain" : which == 1 ? "bias" : "band");
+                  << kernel.name << (kernel.wide ? " wide, " : " narrow, ")
+                  << p.where(which, threads);
           }
   set_num_threads(before);
 }
