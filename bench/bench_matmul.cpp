@@ -38,6 +38,7 @@ struct Problem {
   }
   MatrixRef A() const { return {a.data(), K, 1}; }
   MatrixRef B() const { return {b.data(), N, 1}; }
+  double flops() const { return 2.0 * static_cast<double>(M * K * N); }  // one product's
 };
 
 // Before timing, hold a result to the naive oracle once (on its first rows).
@@ -81,8 +82,7 @@ void time_product(benchmark::State& state, const Problem& p, int threads, Produc
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double gflops = 2.0 * static_cast<double>(p.M * p.K * p.N) *
-                        static_cast<double>(state.iterations()) / seconds / 1e9;
+  const double gflops = p.flops() * static_cast<double>(state.iterations()) / seconds / 1e9;
   state.counters["GFLOPS"] = gflops;
   state.counters["share_of_peak"] = gflops / peak_gflops(threads);
 }
@@ -377,7 +377,7 @@ void BM_MicroKernelInContext(benchmark::State& state) {
 }
 BENCHMARK(BM_MicroKernelInContext)->ArgName("where")->DenseRange(0, 4)->UseRealTime();
 
-// Two ways of computing one product timed turn about in one process, 20 ms of repeats each, in
+// Two ways of computing product p timed turn about in one process, 20 ms of repeats each, in
 // an order drawn at random for each pair (a neighbour with a period of its own cannot favour
 // one of them), one pair per iteration, for a shared host whose speed comes and goes
 // within a second: BM_Matmul and BM_OpenBLAS time each way for half a second or more at a
@@ -392,7 +392,7 @@ BENCHMARK(BM_MicroKernelInContext)->ArgName("where")->DenseRange(0, 4)->UseRealT
 // nearest to the code alone); share_of_peak, best_GFLOPS over the FMA peak measured before
 // the benchmarks start (itself the best of 5).
 template <typename First, typename Second>
-void time_paired(benchmark::State& state, double flops, First first_product,
+void time_paired(benchmark::State& state, const Problem& p, First first_product,
                  const std::string& second, Second second_product) {
   const auto timed = [&](auto product) {  // GFLOP/s over at least 20 ms of repeats, then a rest
     const auto t0 = std::chrono::steady_clock::now();
@@ -400,11 +400,12 @@ void time_paired(benchmark::State& state, double flops, First first_product,
     double seconds = 0;
     do {
       product();
+      benchmark::DoNotOptimize(p.c.data());
       ++n;
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     } while (seconds < 0.02);
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    return flops * static_cast<double>(n) / seconds / 1e9;
+    return p.flops() * static_cast<double>(n) / seconds / 1e9;
   };
   std::vector<double> a, b, ratio;
   std::mt19937 coin(29);
@@ -452,7 +453,6 @@ void BM_RowsOuter(benchmark::State& state) {
     return [&] {
       const FastKernelGuard use(kernel);
       gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
-      benchmark::DoNotOptimize(p.c.data());
     };
   };
   with(blis_order)();
@@ -462,8 +462,7 @@ void BM_RowsOuter(benchmark::State& state) {
     state.SkipWithError("the two orders gave different bits");
     return;
   }
-  time_paired(state, 2.0 * static_cast<double>(p.M * p.K * p.N), with(rows_outer), "blis_order",
-              with(blis_order));
+  time_paired(state, p, with(rows_outer), "blis_order", with(blis_order));
 }
 BENCHMARK(BM_RowsOuter)
     ->Apply([](benchmark::internal::Benchmark* b) {
@@ -502,16 +501,8 @@ void BM_MatmulPaired(benchmark::State& state) {
   check_against_oracle(p, gemm);
   check_openblas_against_oracle(p);
   time_paired(
-      state, 2.0 * static_cast<double>(p.M * p.K * p.N),
-      [&] {
-        gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
-        benchmark::DoNotOptimize(p.c.data());
-      },
-      "openblas",
-      [&] {
-        openblas_gemm(p);
-        benchmark::DoNotOptimize(p.c.data());
-      });
+      state, p, [&] { gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false); }, "openblas",
+      [&] { openblas_gemm(p); });
 }
 BENCHMARK(BM_MatmulPaired)->Apply(shapes)->Iterations(20);
 #endif

@@ -113,7 +113,7 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
 // when the program starts). A packed A comes in panels of MR rows, which the wide tile always
 // takes whole.
 // Where all of A is read in place, the tiles may also go rows outer, each MR-row tile of A under
-// a chunk of B's columns, instead of BLIS's order (b_chunk): AVX-512's on an Intel Xeon, where
+// a chunk of B's columns, instead of BLIS's order (b_chunk): AVX-512's on an Intel CPU, where
 // its pair of micro-panels overfills L1 (bench/README.md, "Rows outer"); not on an AMD CPU, where
 // it has not been measured.
 struct FastKernel {
