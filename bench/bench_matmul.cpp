@@ -440,8 +440,8 @@ void time_paired(benchmark::State& state, const Problem& p, First first_product,
 // `chunk` columns of B (FastKernel::b_chunk, gemm_fast.cpp's block_rows) against the same GEMM
 // in BLIS's order (b_chunk 0), turn about (time_paired), through copies of the kernel put in by
 // FastKernelGuard; chunk 0 times BLIS's order against itself, the noise of the pairing on this
-// host. The build's kernel takes chunks of 512 columns where it is AVX-512's on an Intel CPU
-// (bench/README.md, "Rows outer"); to check that choice on another host:
+// host. The build's kernel takes chunks of 512 columns where it is AVX-512's or AVX2's on an
+// Intel CPU (bench/README.md, "Rows outer"); to check that choice on another host:
 //   bench_matmul --benchmark_filter=BM_RowsOuter
 void BM_RowsOuter(benchmark::State& state) {
   using namespace gemm_detail;

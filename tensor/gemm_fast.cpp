@@ -150,10 +150,10 @@ struct BPanel {
 //    is all read in place (4 with AVX-512 on a Zen 4).
 //  - rows outer, where the kernel asks for it (FastKernel::b_chunk), the panel is more than two
 //    chunks wide and all of A is read in place: B's columns in chunks of b_chunk, and in a
-//    chunk each MR-row tile of A in turn, under which the chunk's micro-panels pass. AVX-512's
-//    pair of micro-panels (KC x 64, 96 KiB) is twice an L1 cache, so in BLIS's order it streams
-//    from L2 for every row tile, and the whole panel of B (KC x N: 3 MiB at N = 2048) from L3
-//    for every block of A once the panel is larger than L2. Rows outer, a tile's rows of A
+//    chunk each MR-row tile of A in turn, under which the chunk's micro-panels pass. In BLIS's
+//    order the whole panel of B (KC x N: 3 MiB at N = 2048) streams from L3 for every block of
+//    A once it is larger than L2, and AVX-512's pair of micro-panels (KC x 64, 96 KiB), twice
+//    an L1 cache, from L2 for every row tile. Rows outer, a tile's rows of A
 //    (6 x KC, 9 KiB) stay in L1 and a chunk of B (KC x 512, 768 KiB) in L2 for all the rows
 //    of the call. Where the panel fits L2 there is nothing to win, and rows outer measured
 //    slower at some of those shapes (bench/README.md, "Rows outer").

@@ -113,9 +113,9 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
 // when the program starts). A packed A comes in panels of MR rows, which the wide tile always
 // takes whole.
 // Where all of A is read in place, the tiles may also go rows outer, each MR-row tile of A under
-// a chunk of B's columns, instead of BLIS's order (b_chunk): AVX-512's on an Intel CPU, where
-// its pair of micro-panels overfills L1 (bench/README.md, "Rows outer"); not on an AMD CPU, where
-// it has not been measured.
+// a chunk of B's columns, instead of BLIS's order (b_chunk): AVX-512's and AVX2's on an Intel
+// CPU, where a KC block of B outgrows a 2 MiB L2 from N = 2048 on (bench/README.md, "Rows
+// outer"); not on an AMD CPU, where it has not been measured.
 struct FastKernel {
   MicroKernel fn;
   WideMicroKernel wide;  // null where the kernel has no wide tile
@@ -123,7 +123,8 @@ struct FastKernel {
   bool reads_short_a_in_place;
   int64_t wide_rows_in_place;  // at most MR; below it only if reads_short_a_in_place
   // 0, or the columns of B in a chunk where the kernel's tiles go rows outer over an A read in
-  // place (gemm_fast.cpp, block_rows): a multiple of 2 NR. AVX-512's on an Intel CPU: 512.
+  // place (gemm_fast.cpp, block_rows): a multiple of 2 NR. AVX-512's and AVX2's on an Intel
+  // CPU: 512.
   int64_t b_chunk;
   const char* name;
 };

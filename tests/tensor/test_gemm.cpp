@@ -495,22 +495,23 @@ TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
   set_num_threads(before);
 }
 
-// Where all of A is read in place and the panel of B is more than two chunks wide, the tiles may
-// go rows outer (FastKernel::b_chunk, gemm_fast.cpp's block_rows: AVX-512's on an Intel CPU)
-// instead of in BLIS's order: each tile still gets the same terms through the same kernel, so
+// Where all of A is read in place and the panel of B is more than two chunks wide, the tiles may go
+// rows outer (FastKernel::b_chunk, gemm_fast.cpp's block_rows: AVX-512's and AVX2's on an Intel
+// CPU) instead of in BLIS's order: each tile still gets the same terms through the same kernel, so
 // the bits must be those of BLIS's order. Copies of the build's kernel (and of its narrow twin)
-// with b_chunk 0 and b_chunk 2 NR, small enough that these products cross several chunks and
-// leave a short one over, put in by FastKernelGuard: on one thread (packed_loops, B read in
-// place below kParallelMinWork, packed above), on two (cut by columns; 600 rows handed out; B
-// shared from the product's own size, SharedBFromGuard), with row counts that are and are not whole
-// panels of MR, more rows than an MC block, terms past a KC block, A row-major and transposed (read
-// in place where its rows are close, else packed, which keeps BLIS's order), stored and
-// accumulated, with a bias epilogue and with a band.
+// with b_chunk 0 and b_chunk 2 NR, small enough that these products cross several chunks and leave
+// a short one over, put in by FastKernelGuard: on one thread (packed_loops, B read in place below
+// kParallelMinWork, packed above), on two (cut by columns; 600 rows handed out; B shared from the
+// product's own size, SharedBFromGuard), with row counts that are and are not whole panels of MR,
+// more rows than an MC block, terms past a KC block, A row-major and transposed (read in place
+// where its rows are close, else packed, which keeps BLIS's order), stored and accumulated, with a
+// bias epilogue and with a band.
 TEST(GemmKernels, RowsOuterGivesBlisOrdersBits) {
   gemm_detail::FastKernel build = gemm_detail::fast_kernel();
   if (!build.reads_a_in_place) GTEST_SKIP() << build.name << " reads A packed only: no rows outer";
+  const std::string name = build.name;
   EXPECT_TRUE(build.b_chunk == 0 || (build.b_chunk % (2 * gemm_detail::kNR) == 0 &&
-                                     std::string(build.name) == "AVX-512 6x32"))
+                                     (name == "AVX-512 6x32" || name == "AVX2 6x16")))
       << build.name << " b_chunk " << build.b_chunk;
   gemm_detail::FastKernel narrow = build;
   narrow.wide = nullptr;
