@@ -441,7 +441,9 @@ void time_paired(benchmark::State& state, const Problem& p, First first_product,
 // in BLIS's order (b_chunk 0), turn about (time_paired), through copies of the kernel put in by
 // FastKernelGuard; chunk 0 times BLIS's order against itself, the noise of the pairing on this
 // host. The build's kernel takes chunks of 512 columns where it is AVX-512's or AVX2's on an
-// Intel CPU (bench/README.md, "Rows outer"); to check that choice on another host:
+// Intel CPU (bench/README.md, "Rows outer"), a KC x 512 chunk of B filling 768 KiB of a 2 MiB
+// L2; chunks of 256 (384 KiB) are timed too, for a CPU with a smaller L2. To check that choice
+// on another host:
 //   bench_matmul --benchmark_filter=BM_RowsOuter
 void BM_RowsOuter(benchmark::State& state) {
   using namespace gemm_detail;
@@ -467,7 +469,7 @@ void BM_RowsOuter(benchmark::State& state) {
 BENCHMARK(BM_RowsOuter)
     ->Apply([](benchmark::internal::Benchmark* b) {
       for (const auto& s : kShapes)
-        for (int64_t chunk : {0, 512}) b->Args({chunk, s[0], s[1], s[2]});
+        for (int64_t chunk : {0, 256, 512}) b->Args({chunk, s[0], s[1], s[2]});
       b->ArgNames({"chunk", "M", "K", "N"});
     })
     ->Iterations(20);
