@@ -153,10 +153,10 @@ struct BPanel {
 //    chunk each MR-row tile of A in turn, under which the chunk's micro-panels pass. In BLIS's
 //    order the whole panel of B (KC x N: 3 MiB at N = 2048) streams from L3 for every block of
 //    A once it is larger than L2, and AVX-512's pair of micro-panels (KC x 64, 96 KiB), twice
-//    an L1 cache, from L2 for every row tile. Rows outer, a tile's rows of A
-//    (6 x KC, 9 KiB) stay in L1 and a chunk of B (KC x 512, 768 KiB) in L2 for all the rows
-//    of the call. Where the panel fits L2 there is nothing to win, and rows outer measured
-//    slower at some of those shapes (bench/README.md, "Rows outer").
+//    an L1 cache, from L2 for every row tile. Rows outer, a tile's rows of A (6 x KC, 9 KiB)
+//    stay in L1 and a chunk of B (KC x 512, 768 KiB) in L2 for all the rows of the call. Where
+//    the panel fits L2 there is nothing to win, and rows outer measured slower at some of those
+//    shapes (bench/README.md, "Rows outer").
 // Either order gives each tile the same terms in the same kernel: the same bits.
 void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
                 const BPanel& b, float* C, int64_t ldc, bool add, const GemmEpilogue& ep,

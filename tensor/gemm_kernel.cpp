@@ -593,17 +593,18 @@ int64_t build_wide_rows_in_place() {
 #endif
 }
 
-// The columns of B in a chunk where the build's tiles go rows outer (FastKernel::b_chunk), on
-// this CPU: 512 for AVX-512's and AVX2's on an Intel CPU, 0 (BLIS's order) elsewhere. A KC block
-// of packed B (KC x N floats: 3-4.5 MiB at N = 2048-3072) outgrows a 2 MiB L2, so in BLIS's
-// order every block of A streams it from L3 again; a chunk (KC x 512, 768 KiB) stays in L2 while
-// every row tile of A passes under it, the tile's rows of A (6 x KC, 9 KiB) in L1. AVX-512's
-// pair of micro-panels (KC x 64, 96 KiB) also overfills L1. On 2 cores of an Emerald Rapids Xeon
-// (2 MiB of L2 each) the products with N of 2304 to 3072 and 2048^3 ran 1-9% faster than in
-// BLIS's order with AVX-512's tile, on 1 thread and on 2, and 1-10% with AVX2's 6 x 16 (an
-// x86-64-v3 build), against a control of the same order timed against itself (bench_matmul's
-// BM_RowsOuter; bench/README.md, "Rows outer"). The SSE build's AVX2 6 x 8 kernel, chosen at
-// run time, showed no gain there, and no AMD CPU has been measured: both keep BLIS's order.
+// The columns of B in a chunk where the build's tiles go rows outer (FastKernel::b_chunk), on this
+// CPU: 512 for AVX-512's and AVX2's on an Intel CPU, 0 (BLIS's order) elsewhere. A KC block of
+// packed B (KC x N floats: 3-4.5 MiB at N = 2048-3072) outgrows a 2 MiB L2, so in BLIS's order
+// every block of A streams it from L3 again; a chunk (KC x 512, 768 KiB) stays in L2 while every
+// row tile of A passes under it, the tile's rows of A (6 x KC, 9 KiB) in L1. AVX-512's pair of
+// micro-panels (KC x 64, 96 KiB) also overfills L1. On 2 cores of an Emerald Rapids Xeon (2 MiB of
+// L2 each) the products with N of 2304 to 3072 and 2048^3 ran 1-9% faster than in BLIS's order with
+// AVX-512's tile, on 1 thread and on 2; with AVX2's 6 x 16 (an x86-64-v3 build) 3-7% on 1 thread,
+// and on 2 4-8% at GPT-2's M = 512 products and within 1% at the others; each against a control of
+// the same order timed against itself (bench_matmul's BM_RowsOuter; bench/README.md, "Rows outer").
+// The SSE build's AVX2 6 x 8 kernel, chosen at run time, showed no gain there, and no AMD CPU has
+// been measured: both keep BLIS's order.
 int64_t build_b_chunk() {
 #if QKV_SIMD_LANES == 16 || QKV_SIMD_LANES == 8
   __builtin_cpu_init();
