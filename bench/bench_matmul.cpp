@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -60,19 +59,18 @@ void check_against_oracle(Problem& p, GemmFn fn) {
   hold_to_oracle(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N);
 }
 
-// The FMA peak of `threads` threads (tensor/fma_peak.h), measured once per run and thread count.
-// main measures it before any benchmark runs: right after an OpenBLAS product, OpenBLAS's own
-// threads still spin for a while and take cores from the probe (an AVX2 build, benchmarks
-// interleaved at random: 190 GFLOP/s instead of 266).
+// The FMA peak of `threads` threads (tensor/fma_peak.h): probed once more, and the highest
+// reading of the run so far returned (highest_fma_peak_gflops), so that a share of the peak is
+// not inflated by one probe that ran while a neighbour held a core. main probes first, 5 times
+// over, before any benchmark runs. A probe right after an OpenBLAS product reads low, as
+// OpenBLAS's own threads still spin for a while and take cores from it (an AVX2 build,
+// benchmarks interleaved at random: 190 GFLOP/s instead of 266); the highest reading passes it by.
 double peak_gflops(int threads) {
-  static std::map<int, double> peaks;
-  auto it = peaks.find(threads);
-  if (it == peaks.end()) it = peaks.emplace(threads, fma_peak_gflops(threads)).first;
-  return it->second;
+  return highest_fma_peak_gflops(threads);
 }
 
 // Runs `product` once per iteration and reports its GFLOP/s and its share of the FMA peak of
-// the threads it runs on, measured in the same run.
+// the threads it runs on, the highest read in the same run (peak_gflops, probed after the timing).
 template <class Product>
 void time_product(benchmark::State& state, const Problem& p, int threads, Product product) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -389,8 +387,8 @@ BENCHMARK(BM_MicroKernelInContext)->ArgName("where")->DenseRange(0, 4)->UseRealT
 // way: vs_<second>, the median over the pairs of first / second; GFLOPS and
 // <second>_GFLOPS, the medians of each; best_GFLOPS and <second>_best_GFLOPS, the fastest
 // timing of each (a busy neighbour only ever slows a timing down, so the fastest is the
-// nearest to the code alone); share_of_peak, best_GFLOPS over the FMA peak measured before
-// the benchmarks start (itself the best of 5).
+// nearest to the code alone); share_of_peak, best_GFLOPS over the highest FMA peak read in the
+// run (peak_gflops, probed after the pairs).
 template <typename First, typename Second>
 void time_paired(benchmark::State& state, const Problem& p, First first_product,
                  const std::string& second, Second second_product) {
@@ -516,8 +514,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("qkv_gemm_kernel", qkv::gemm_kernel_name());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  peak_gflops(1);
-  peak_gflops(qkv::num_threads());
+  highest_fma_peak_gflops(1, int64_t{1} << 23, 5);
+  highest_fma_peak_gflops(qkv::num_threads(), int64_t{1} << 23, 5);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

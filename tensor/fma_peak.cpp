@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -118,6 +120,19 @@ double fma_peak_gflops(int threads, int64_t iterations, int repeats) {
     best = std::max(best, flops / seconds / 1e9);
   }
   return best;
+}
+
+double highest_fma_peak_gflops(int threads, int64_t iterations, int repeats) {
+  check(threads >= 1 && iterations >= 1 && repeats >= 1, "highest_fma_peak_gflops",
+        "threads, iterations and repeats of at least 1, got ", threads, ", ", iterations, " and ",
+        repeats);
+  const double reading = fma_peak_gflops(threads, iterations, repeats);
+  static std::mutex m;
+  static std::map<int, double> highest;  // by thread count
+  const std::lock_guard<std::mutex> lock(m);
+  double& h = highest[threads];
+  h = std::max(h, reading);
+  return h;
 }
 
 }  // namespace qkv

@@ -17,4 +17,12 @@ double fma_chains(int64_t iterations);
 // runs of about 30 ms each (on a 4 GHz AVX-512 core), so starting the threads is lost in it.
 double fma_peak_gflops(int threads, int64_t iterations = int64_t{1} << 23, int repeats = 5);
 
+// Probes once more (fma_peak_gflops with these arguments) and returns the highest GFLOP/s read
+// for `threads` threads in this process so far. A program sharing the cores can make a probe read
+// low, never high, so over a run the highest reading is the nearest to the machine's ceiling. A
+// benchmark that probes again after each of its timings and divides by this is not thrown by one
+// probe that ran in a busy moment (on a shared 2-core host, a run's one probe read 204 GFLOP/s
+// where its cores do 345, and a training step came out at 110% of the peak: bench/README.md).
+double highest_fma_peak_gflops(int threads, int64_t iterations = int64_t{1} << 23, int repeats = 1);
+
 }  // namespace qkv

@@ -32,6 +32,9 @@ std::vector<Case> cases() {
       // ---- tensor ops --------------------------------------------------------------------
       {"matmul inner dims", [=] { raw::matmul(a23, a45); }, {"matmul", "(2, 3)", "(4, 5)"}},
       {"fma peak without threads", [] { fma_peak_gflops(0); }, {"fma_peak_gflops", "got 0"}},
+      {"highest fma peak without repeats",
+       [] { highest_fma_peak_gflops(1, 1, 0); },
+       {"highest_fma_peak_gflops", "got 1, 1 and 0"}},
       {"scratch of negative size",
        [] { thread_scratch(Scratch::gemm_a, -1); },
        {"thread_scratch", "got -1"}},

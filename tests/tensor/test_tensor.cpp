@@ -173,5 +173,18 @@ TEST(Allocator, MemoryStatsCountLiveBytesAndThePeak) {
   EXPECT_EQ(memory_stats().peak, base);
 }
 
+TEST(FmaPeak, HighestReadingNeverFallsBelowAnEarlierOne) {
+  // Three threads (no other test here probes with three) on short probes, which read unevenly on
+  // 2 cores: a helper that returned its latest reading, or the lowest, would fall in 8 calls.
+  constexpr int64_t kIterations = int64_t{1} << 14;  // short, for the emulated and sanitized legs
+  double earlier = 0;
+  for (int i = 0; i < 8; ++i) {
+    const double highest = highest_fma_peak_gflops(3, kIterations);
+    EXPECT_GT(highest, 0.0);
+    EXPECT_GE(highest, earlier);
+    earlier = highest;
+  }
+}
+
 }  // namespace
 }  // namespace qkv
