@@ -53,6 +53,10 @@
 //                   and rows handed out likewise, not from one       the larger tiny GPT's step
 //                   counter: each thread reads the rows of A its     0.93-0.995x the time in 6
 //                   core wrote in the pass before (hand_out_rows)    sittings; M = 2048 +1-2%
+// columns handed    a product cut in column halves ends when the    the AVX2 build against
+// out               slower half does: its micro-panels go in pieces  OpenBLAS on a busy host:
+//                   to whichever thread is free, each piece a        GPT-2's M = 512 products
+//                   product over all of A (hand_out_columns)         +5-11%, 1024^3 +2%
 // few rows' columns a thread done with its share of W waited for     the pool's waits in GPT-2
 // handed out        the other's: the columns go in pieces, each      generation 7-11% -> 5%;
 //                   thread's own share first (hand_out_ranges)       tokens/s level (20 rounds)
@@ -447,6 +451,30 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
       });
 }
 
+// One product cut by columns (split would give each thread one range of them): each thread owns
+// a range of NR-column micro-panels and takes it in shrinking pieces, then the pieces left in the
+// others' (hand_out_ranges), each piece a product of its own over all of A (fast_loops: B's
+// columns packed, A read in place or packed). A range per thread and no more ended when the
+// slower thread did, and on a shared host one core often runs slower than the other. A piece
+// reads all of A again: per element of A, 4 bytes from L3 at some 20 bytes a cycle against w
+// multiply-adds for a piece w columns wide, at NR a cycle (a core's 2 FMAs of NR / 2 lanes), so
+// 0.2 NR / w of the piece's time. No piece is narrower than kMinColumnPieceTiles micro-panels,
+// where that is 2.5%. Each column of C gets the same KC blocks through the same kernel whichever
+// piece holds it: the bits of any split.
+constexpr int64_t kMinColumnPieceTiles = 8;
+
+void hand_out_columns(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
+                      int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue,
+                      GemmBand band) {
+  const int64_t units = col_tiles(N);
+  hand_out_ranges(
+      units, std::min<int64_t>(threads, units), kMinColumnPieceTiles, [&](int64_t u0, int64_t u1) {
+        const int64_t n0 = u0 * kNR, n1 = std::min(N, u1 * kNR);
+        fast_loops(M, n1 - n0, K, A, {B.p + n0 * B.col_stride, B.row_stride, B.col_stride}, C + n0,
+                   ldc, accumulate, epilogue.at(n0), band);
+      });
+}
+
 // A large single product: one packed copy of each KC x NC panel of B, shared by all threads
 // (all of them packing it), instead of a copy per thread; the threads then compute the panel's
 // rows of C, each reading its rows of A in place, or packing them, as packed_loops does
@@ -603,6 +631,10 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
   if (hands_out_rows(batches, M, N, K, !a_here))
     return hand_out_rows(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
                          ldc, accumulate, threads, epilogue, band);
+  // One product cut by columns: its micro-panels handed out (hand_out_columns, above).
+  if (batches == 1 && !cut_rows(M, N, !a_here))
+    return hand_out_columns(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
+                            ldc, accumulate, threads, epilogue, band);
   const std::vector<Tile> tiles = split(batches, M, N, threads, !a_here);
   auto run = [&](const Tile& t) {
     fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},

@@ -325,6 +325,38 @@ TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
   EXPECT_EQ(with_bias[0], with_bias[2]) << "with a bias, 1 vs 3 threads";
 }
 
+// A product cut by columns (fewer than twice as many rows as columns with A read in place, fewer
+// rows than columns with A packed) gives each thread a range of micro-panels and hands the pieces
+// left to whichever thread is free (hand_out_columns in tensor/gemm_fast.cpp), each piece a
+// product of its own over all of A. On 1, 2 and 3 threads, and against step 5: a panel wider
+// than two chunks of rows outer on 1 thread (N = 1500) whose pieces are not; a short last
+// micro-panel (N = 333) and a KC block of 1 (K = 385); A transposed 600 floats apart (packed with
+// the AVX-512 and AVX2 tiles), B both ways, C added to; and with a bias added as the tiles are
+// stored. All below the size from which one packed B is shared.
+TEST(GemmThreads, ColumnsHandedOutGiveStepFivesBits) {
+  struct Case {
+    int64_t M, N, K;
+    bool ta, tb;
+  };
+  for (Case c : {Case{120, 1500, 400, false, false}, Case{100, 333, 385, false, true},
+                 Case{600, 1400, 300, true, false}}) {
+    const Operand a = make(c.M, c.K, c.ta, 21), b = make(c.K, c.N, c.tb, 22);
+    const std::vector<std::vector<float>> results = on_one_two_three_threads(c.M, c.N, c.K, a, b);
+    std::vector<float> step5(static_cast<size_t>(c.M * c.N), 1.0f);
+    gemm_threaded(c.M, c.N, c.K, a.ref, b.ref, step5.data(), c.N, /*accumulate=*/true);
+    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, N " << c.N;
+    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, N " << c.N;
+    EXPECT_EQ(results[1], step5) << "2 threads vs step 5, N " << c.N;
+    spot_check(results[1], c.N, c.K, a, b, {{0, 0}, {c.M - 1, c.N - 1}, {c.M / 2, c.N / 2 + 3}});
+  }
+  const int64_t M = 100, N = 900, K = 500;
+  const Operand a = make(M, K, false, 23), b = make(K, N, true, 24), bias = make(1, N, false, 25);
+  const std::vector<std::vector<float>> with_bias =
+      with_bias_on_one_two_three_threads(M, N, K, a, b, bias);
+  EXPECT_EQ(with_bias[0], with_bias[1]) << "with a bias, 1 vs 2 threads";
+  EXPECT_EQ(with_bias[0], with_bias[2]) << "with a bias, 1 vs 3 threads";
+}
+
 // The two packing tests below: a product's sizes and how much wider than its rows or columns a
 // transposed operand is stored, and A @ B into a fresh (M, N) C.
 struct PackCase {
