@@ -301,28 +301,41 @@ TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
 // 5: several KC blocks (K = 900 is 384 + 384 + 132; K = 385 ends in a block of 1), a short last
 // tile and a short micro-panel, A row-major (read in place) and transposed 1001 floats apart
 // (packed), B both ways, C added to; and with a bias added as the tiles are stored.
-TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
-  struct Case {
-    int64_t M, N, K;
-    bool ta, tb;
-  };
-  for (Case c : {Case{602, 128, 900, false, true}, Case{1001, 70, 800, true, false},
-                 Case{999, 33, 385, false, false}}) {
-    const Operand a = make(c.M, c.K, c.ta, 11), b = make(c.K, c.N, c.tb, 12);
-    const std::vector<std::vector<float>> results = on_one_two_three_threads(c.M, c.N, c.K, a, b);
-    std::vector<float> step5(static_cast<size_t>(c.M * c.N), 1.0f);
-    gemm_threaded(c.M, c.N, c.K, a.ref, b.ref, step5.data(), c.N, /*accumulate=*/true);
-    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, M " << c.M;
-    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, M " << c.M;
-    EXPECT_EQ(results[1], step5) << "2 threads vs step 5, M " << c.M;
-    spot_check(results[1], c.N, c.K, a, b, {{0, 0}, {c.M - 1, c.N - 1}, {c.M / 2, 5}});
-  }
-  const int64_t M = 602, N = 128, K = 900;
-  const Operand a = make(M, K, false, 13), b = make(K, N, true, 14), bias = make(1, N, false, 15);
+// The checks of the two hand-out tests for one product (A transposed if ta, B if tb; operands
+// drawn from `seed`): 1, 2 and 3 threads give the same bits as step 5 (C added to), near the
+// naive sums at three entries; and with a bias added as the tiles are stored (A row-major, B
+// transposed), the same bits on 1, 2 and 3 threads.
+struct HandOutCase {
+  int64_t M, N, K;
+  bool ta, tb;
+};
+void expect_step_fives_bits(const HandOutCase& c, uint64_t seed) {
+  const Operand a = make(c.M, c.K, c.ta, seed), b = make(c.K, c.N, c.tb, seed + 1);
+  const std::vector<std::vector<float>> results = on_one_two_three_threads(c.M, c.N, c.K, a, b);
+  std::vector<float> step5(static_cast<size_t>(c.M * c.N), 1.0f);
+  gemm_threaded(c.M, c.N, c.K, a.ref, b.ref, step5.data(), c.N, /*accumulate=*/true);
+  const std::string shape =
+      std::to_string(c.M) + " x " + std::to_string(c.K) + " x " + std::to_string(c.N);
+  EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, " << shape;
+  EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, " << shape;
+  EXPECT_EQ(results[1], step5) << "2 threads vs step 5, " << shape;
+  spot_check(results[1], c.N, c.K, a, b, {{0, 0}, {c.M - 1, c.N - 1}, {c.M / 2, c.N / 2 + 3}});
+}
+void expect_same_bits_with_a_bias(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  const Operand a = make(M, K, false, seed), b = make(K, N, true, seed + 1);
+  const Operand bias = make(1, N, false, seed + 2);
   const std::vector<std::vector<float>> with_bias =
       with_bias_on_one_two_three_threads(M, N, K, a, b, bias);
   EXPECT_EQ(with_bias[0], with_bias[1]) << "with a bias, 1 vs 2 threads";
   EXPECT_EQ(with_bias[0], with_bias[2]) << "with a bias, 1 vs 3 threads";
+}
+
+TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
+  for (HandOutCase c :
+       {HandOutCase{602, 128, 900, false, true}, HandOutCase{1001, 70, 800, true, false},
+        HandOutCase{999, 33, 385, false, false}})
+    expect_step_fives_bits(c, 11);
+  expect_same_bits_with_a_bias(602, 128, 900, 13);
 }
 
 // A product cut by columns (fewer than twice as many rows as columns with A read in place, fewer
@@ -334,27 +347,11 @@ TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
 // the AVX-512 and AVX2 tiles), B both ways, C added to; and with a bias added as the tiles are
 // stored. All below the size from which one packed B is shared.
 TEST(GemmThreads, ColumnsHandedOutGiveStepFivesBits) {
-  struct Case {
-    int64_t M, N, K;
-    bool ta, tb;
-  };
-  for (Case c : {Case{120, 1500, 400, false, false}, Case{100, 333, 385, false, true},
-                 Case{600, 1400, 300, true, false}}) {
-    const Operand a = make(c.M, c.K, c.ta, 21), b = make(c.K, c.N, c.tb, 22);
-    const std::vector<std::vector<float>> results = on_one_two_three_threads(c.M, c.N, c.K, a, b);
-    std::vector<float> step5(static_cast<size_t>(c.M * c.N), 1.0f);
-    gemm_threaded(c.M, c.N, c.K, a.ref, b.ref, step5.data(), c.N, /*accumulate=*/true);
-    EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, N " << c.N;
-    EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads, N " << c.N;
-    EXPECT_EQ(results[1], step5) << "2 threads vs step 5, N " << c.N;
-    spot_check(results[1], c.N, c.K, a, b, {{0, 0}, {c.M - 1, c.N - 1}, {c.M / 2, c.N / 2 + 3}});
-  }
-  const int64_t M = 100, N = 900, K = 500;
-  const Operand a = make(M, K, false, 23), b = make(K, N, true, 24), bias = make(1, N, false, 25);
-  const std::vector<std::vector<float>> with_bias =
-      with_bias_on_one_two_three_threads(M, N, K, a, b, bias);
-  EXPECT_EQ(with_bias[0], with_bias[1]) << "with a bias, 1 vs 2 threads";
-  EXPECT_EQ(with_bias[0], with_bias[2]) << "with a bias, 1 vs 3 threads";
+  for (HandOutCase c :
+       {HandOutCase{120, 1500, 400, false, false}, HandOutCase{100, 333, 385, false, true},
+        HandOutCase{600, 1400, 300, true, false}})
+    expect_step_fives_bits(c, 21);
+  expect_same_bits_with_a_bias(100, 900, 500, 23);
 }
 
 // The two packing tests below: a product's sizes and how much wider than its rows or columns a
