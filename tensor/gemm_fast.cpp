@@ -365,7 +365,9 @@ struct Tile {
 // The static split: cut each product into row (or column) ranges, aligned to the register tile
 // so that every thread sees whole tiles, until there is a part per thread. Which element lands
 // in which part never changes its arithmetic (same KC blocks, same kernel), so the result is
-// bit-identical on 1, 2 or N threads.
+// bit-identical on 1, 2 or N threads. It runs batches of products, and single products cut by
+// rows whose B is too large to pack once per thread; a single product's rows otherwise, or
+// columns, are handed out (hand_out_rows, hand_out_columns, below), on the same cut_rows.
 //
 // Which way to cut: every part packs the B columns of its range, and the A rows of its range
 // unless A is read in place. Cut rows and every part packs all of B; cut columns and every
