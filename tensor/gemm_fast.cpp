@@ -462,15 +462,16 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
 // multiply-adds for a piece w columns wide, at NR a cycle (a core's 2 FMAs of NR / 2 lanes), so
 // 0.2 NR / w of the piece's time. No piece is narrower than kMinColumnPieceTiles micro-panels,
 // where that is 2.5%. Each column of C gets the same KC blocks through the same kernel whichever
-// piece holds it: the bits of any split.
+// piece holds it: the bits of any split. A product of a few rows (decoding one token) reads B
+// in place and nothing else again, so its pieces go down to one micro-panel.
 constexpr int64_t kMinColumnPieceTiles = 8;
 
 void hand_out_columns(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
                       int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue,
-                      GemmBand band) {
+                      GemmBand band, int64_t min_piece_tiles = kMinColumnPieceTiles) {
   const int64_t units = col_tiles(N);
   hand_out_ranges(
-      units, std::min<int64_t>(threads, units), kMinColumnPieceTiles, [&](int64_t u0, int64_t u1) {
+      units, std::min<int64_t>(threads, units), min_piece_tiles, [&](int64_t u0, int64_t u1) {
         const int64_t n0 = u0 * kNR, n1 = std::min(N, u1 * kNR);
         fast_loops(M, n1 - n0, K, A, {B.p + n0 * B.col_stride, B.row_stride, B.col_stride}, C + n0,
                    ldc, accumulate, epilogue.at(n0), band);
@@ -611,17 +612,13 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
     return;
   }
   // One product of a few rows (decoding one token): its columns in units of NR, handed out in
-  // pieces (hand_out_ranges), so that a thread whose share of B streams in more slowly is
-  // helped by the other at the end. Each column's sums are its own: the bits of any cut.
-  if (batches == 1 && M <= kFewRows) {
-    const int64_t units = col_tiles(N);
-    hand_out_ranges(units, std::min<int64_t>(threads, units), 1, [&](int64_t u0, int64_t u1) {
-      const int64_t n0 = u0 * kNR, n1 = std::min(N, u1 * kNR);
-      fast_loops(M, n1 - n0, K, {batch.a[0], a_rs, a_cs}, {batch.b[0] + n0 * b_cs, b_rs, b_cs},
-                 batch.c[0] + n0, ldc, accumulate, epilogue.at(n0), band);
-    });
-    return;
-  }
+  // pieces down to one micro-panel (hand_out_columns), so that a thread whose share of B streams in
+  // more slowly is helped by the other at the end. Each column's sums are its own: the bits of any
+  // cut.
+  if (batches == 1 && M <= kFewRows)
+    return hand_out_columns(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
+                            ldc, accumulate, threads, epilogue, band,
+                            /*min_piece_tiles=*/1);
   // One large product: share packed B between the threads (above).
   const bool a_here = a_in_place(fast_kernel(), {batch.a[0], a_rs, a_cs});
   if (batches == 1 && M * N * K >= shared_b_from(a_here) && M / kMR >= threads) {

@@ -294,13 +294,6 @@ TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
     EXPECT_EQ(with_bias[t], then_added) << "with a bias, " << t + 1 << " threads";
 }
 
-// A product cut by rows whose packed B fits 4 MiB per thread gives each thread a range of rows
-// and hands the pieces left to whichever thread is free (hand_out_rows in
-// tensor/gemm_fast.cpp), each thread having packed every KC block of B once. Which thread takes
-// which piece changes from run to run; the bits must not. On 1, 2 and 3 threads, and against step
-// 5: several KC blocks (K = 900 is 384 + 384 + 132; K = 385 ends in a block of 1), a short last
-// tile and a short micro-panel, A row-major (read in place) and transposed 1001 floats apart
-// (packed), B both ways, C added to; and with a bias added as the tiles are stored.
 // The checks of the two hand-out tests for one product (A transposed if ta, B if tb; operands
 // drawn from `seed`): 1, 2 and 3 threads give the same bits as step 5 (C added to), near the
 // naive sums at three entries; and with a bias added as the tiles are stored (A row-major, B
@@ -330,6 +323,13 @@ void expect_same_bits_with_a_bias(int64_t M, int64_t N, int64_t K, uint64_t seed
   EXPECT_EQ(with_bias[0], with_bias[2]) << "with a bias, 1 vs 3 threads";
 }
 
+// A product cut by rows whose packed B fits 4 MiB per thread gives each thread a range of rows
+// and hands the pieces left to whichever thread is free (hand_out_rows in
+// tensor/gemm_fast.cpp), each thread having packed every KC block of B once. Which thread takes
+// which piece changes from run to run; the bits must not. On 1, 2 and 3 threads, and against step
+// 5: several KC blocks (K = 900 is 384 + 384 + 132; K = 385 ends in a block of 1), a short last
+// tile and a short micro-panel, A row-major (read in place) and transposed 1001 floats apart
+// (packed), B both ways, C added to; and with a bias added as the tiles are stored.
 TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
   for (HandOutCase c :
        {HandOutCase{602, 128, 900, false, true}, HandOutCase{1001, 70, 800, true, false},
