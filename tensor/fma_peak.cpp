@@ -4,7 +4,9 @@
 #include "tensor/fma_peak.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -110,13 +112,40 @@ double fma_peak_gflops(int threads, int64_t iterations, int repeats) {
         repeats);
   double best = 0;
   for (int rep = 0; rep < repeats; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
+    // Every thread is started, and seen running at the same time as the caller, before the
+    // clock starts; then all are let go at once. A new thread can wait on the caller's core for
+    // the scheduler's next tick (4 ms) before it moves to a core of its own, and a probe that
+    // timed that read 115-150 GFLOP/s on a quiet 2-core host that does 225 (bench/README.md,
+    // "The probe's start"). So each waiting thread counts as it spins, and the caller lets them
+    // go once it has watched every count move in 8 windows of 20 µs in a row, each far shorter
+    // than a tick, so two threads taking turns on one core do not pass; or after 100 ms, for a
+    // host with fewer cores than threads, where the probe then reads what it gets.
+    std::vector<std::atomic<uint64_t>> counts(static_cast<size_t>(threads - 1));
+    std::atomic<bool> go{false};
     std::vector<std::thread> extra;
-    for (int t = 1; t < threads; ++t) extra.emplace_back([&] { fma_chains(iterations); });
+    for (int t = 1; t < threads; ++t)
+      extra.emplace_back([&, t] {
+        while (!go.load(std::memory_order_acquire))
+          counts[static_cast<size_t>(t - 1)].fetch_add(1, std::memory_order_relaxed);
+        fma_chains(iterations);
+      });
+    using clock = std::chrono::steady_clock;
+    const auto give_up = clock::now() + std::chrono::milliseconds(100);
+    std::vector<uint64_t> seen(counts.size());
+    for (int windows_moved = 0; windows_moved < 8 && clock::now() < give_up;) {
+      for (size_t i = 0; i < counts.size(); ++i) seen[i] = counts[i].load();
+      const auto window_end = clock::now() + std::chrono::microseconds(20);
+      while (clock::now() < window_end) {
+      }
+      bool all_moved = true;
+      for (size_t i = 0; i < counts.size(); ++i) all_moved &= counts[i].load() != seen[i];
+      windows_moved = all_moved ? windows_moved + 1 : 0;
+    }
+    const auto t0 = clock::now();
+    go.store(true, std::memory_order_release);
     const double flops = fma_chains(iterations) * threads;
     for (std::thread& t : extra) t.join();
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds = std::chrono::duration<double>(clock::now() - t0).count();
     best = std::max(best, flops / seconds / 1e9);
   }
   return best;

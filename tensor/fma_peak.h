@@ -14,7 +14,8 @@ namespace qkv {
 double fma_chains(int64_t iterations);
 
 // GFLOP/s of `threads` threads running fma_chains at the same time: the best of `repeats`
-// runs of about 30 ms each (on a 4 GHz AVX-512 core), so starting the threads is lost in it.
+// runs of about 30 ms each (on a 4 GHz AVX-512 core), each timed from the moment the threads,
+// all started and waiting, are let go together to the moment the last one ends.
 double fma_peak_gflops(int threads, int64_t iterations = int64_t{1} << 23, int repeats = 5);
 
 // Probes once more (fma_peak_gflops with these arguments) and returns the highest GFLOP/s read
