@@ -132,7 +132,8 @@ double fma_peak_gflops(int threads, int64_t iterations, int repeats) {
     using clock = std::chrono::steady_clock;
     const auto give_up = clock::now() + std::chrono::milliseconds(100);
     std::vector<uint64_t> seen(counts.size());
-    for (int windows_moved = 0; windows_moved < 8 && clock::now() < give_up;) {
+    // (One thread alone has no one to wait for.)
+    for (int windows_moved = counts.empty() ? 8 : 0; windows_moved < 8 && clock::now() < give_up;) {
       for (size_t i = 0; i < counts.size(); ++i) seen[i] = counts[i].load();
       const auto window_end = clock::now() + std::chrono::microseconds(20);
       while (clock::now() < window_end) {
