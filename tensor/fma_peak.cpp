@@ -115,11 +115,12 @@ double fma_peak_gflops(int threads, int64_t iterations, int repeats) {
     // Every thread is started, and seen running at the same time as the caller, before the
     // clock starts; then all are let go at once. A new thread can wait on the caller's core for
     // the scheduler's next tick (4 ms) before it moves to a core of its own, and a probe that
-    // timed that read as little as 116 GFLOP/s (median 165) on a quiet 2-core host that does 225
-    // (bench/README.md, "The probe's start"). So each waiting thread counts as it spins, and the caller lets them
-    // go once it has watched every count move in 8 windows of 20 µs in a row, each far shorter
-    // than a tick, so two threads taking turns on one core do not pass; or after 100 ms, for a
-    // host with fewer cores than threads, where the probe then reads what it gets.
+    // timed that read as little as 116 GFLOP/s (median 165) on a quiet 2-core host that does
+    // 225 (bench/README.md, "The probe's start"). So each waiting thread counts as it spins,
+    // and the caller lets them go once it has watched every count move in 8 windows of 20 µs
+    // in a row, each far shorter than a tick, so two threads taking turns on one core do not
+    // pass; or after 100 ms, for a host with fewer cores than threads, where the probe then
+    // reads what it gets.
     std::vector<std::atomic<uint64_t>> counts(static_cast<size_t>(threads - 1));
     std::atomic<bool> go{false};
     std::vector<std::thread> extra;
