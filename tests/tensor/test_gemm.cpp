@@ -904,5 +904,91 @@ TEST(MatmulEpilogue, EqualsMatmulThenAddBitForBit) {
       {"matmul_epilogue", "(2, 3) and (2, 4)"}));
 }
 
+// The GELU epilogue (bias, then GELU and its slope, as the GEMM stores each tile) is bit for bit
+// the product, the add and raw::gelu_with_slope after it, in both GELU forms, with and without
+// the slope and the bias, on the same paths as the bias alone above: few rows (finish_all),
+// small serial products, threaded ones cut by rows or columns, edge tiles, K over several KC
+// blocks, transposed operands, the shared packed B, and 1, 2 or 3 threads.
+TEST(MatmulGelu, EqualsMatmulThenGeluWithSlopeBitForBit) {
+  const int before = num_threads();
+  Generator g(10);
+  struct Case {
+    int64_t M, K, N;
+    bool ta, tb;
+    bool shared_b = false;
+  };
+  for (Case c : {Case{3, 20, 50, false, false}, Case{13, 7, 33, true, false},
+                 Case{2048, 128, 512, false, true}, Case{128, 2048, 512, true, false},
+                 Case{512, 128, 128, false, true}, Case{200, 64, 512, false, false},
+                 Case{301, 500, 97, false, false},
+                 Case{601, 401, 301, true, false, true}}) {
+    std::optional<gemm_detail::SharedBFromGuard> shared_b_from_here;
+    if (c.shared_b) shared_b_from_here.emplace(c.M * c.K * c.N);
+    const Tensor a = c.ta ? raw::transpose(randn({c.K, c.M}, &g), 0, 1) : randn({c.M, c.K}, &g);
+    const Tensor b = c.tb ? raw::transpose(randn({c.N, c.K}, &g), 0, 1) : randn({c.K, c.N}, &g);
+    const Tensor bias = randn({c.N}, &g);
+    const Tensor product = raw::matmul(a, b), biased = raw::add(product, bias);
+    for (GeluApproximation approx : {GeluApproximation::none, GeluApproximation::tanh}) {
+      const raw::GeluWithSlope want = raw::gelu_with_slope(biased, approx);
+      const raw::GeluWithSlope want_unbiased = raw::gelu_with_slope(product, approx);
+      for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        const std::string where = std::to_string(c.M) + "x" + std::to_string(c.K) + "x" +
+                                  std::to_string(c.N) +
+                                  (approx == GeluApproximation::tanh ? " tanh" : " erf") + " on " +
+                                  std::to_string(threads);
+        const raw::GeluWithSlope got = raw::matmul_gelu(a, b, bias, approx, true);
+        EXPECT_TRUE(testing::tensor_equal(got.out, want.out)) << "value, " << where;
+        EXPECT_TRUE(testing::tensor_equal(got.slope, want.slope)) << "slope, " << where;
+        const raw::GeluWithSlope value_only = raw::matmul_gelu(a, b, bias, approx, false);
+        EXPECT_TRUE(testing::tensor_equal(value_only.out, raw::gelu(biased, approx)))
+            << "value only, " << where;
+        EXPECT_FALSE(value_only.slope.defined()) << where;
+        const raw::GeluWithSlope unbiased = raw::matmul_gelu(a, b, Tensor(), approx, true);
+        EXPECT_TRUE(testing::tensor_equal(unbiased.out, want_unbiased.out)) << "no bias, " << where;
+        EXPECT_TRUE(testing::tensor_equal(unbiased.slope, want_unbiased.slope))
+            << "no bias, " << where;
+      }
+    }
+  }
+  set_num_threads(before);
+  // K = 0: the sums are the bias, and the GELU still runs.
+  const Tensor bias = tensor({-1.0f, 0.5f, 2.0f});
+  const raw::GeluWithSlope empty = raw::matmul_gelu(zeros({4, 0}), zeros({0, 3}), bias,
+                                                    GeluApproximation::none, true);
+  const raw::GeluWithSlope want = raw::gelu_with_slope(raw::add(zeros({4, 3}), bias));
+  EXPECT_TRUE(testing::tensor_equal(empty.out, want.out));
+  EXPECT_TRUE(testing::tensor_equal(empty.slope, want.slope));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        raw::matmul_gelu(zeros({2, 3}), zeros({3, 4}), zeros({3}), GeluApproximation::none, true);
+      },
+      {"matmul_gelu", "bias of shape (4,)", "got (3,)"}));
+  EXPECT_TRUE(testing::throws_error(
+      [&] {
+        raw::matmul_gelu(zeros({2, 3}), zeros({2, 4}), Tensor(), GeluApproximation::none, true);
+      },
+      {"matmul_gelu", "(2, 3) and (2, 4)"}));
+}
+
+// gelu_span, the epilogue's loop, in place (out = x) and apart, with and without the slope,
+// over lengths around its block of 256: bit for bit gelu_with_slope and gelu.
+TEST(MatmulGelu, GeluSpanEqualsGeluWithSlopeInPlaceOrApart) {
+  Generator g(11);
+  for (int64_t n : {1, 15, 255, 256, 257, 1000}) {
+    const Tensor x = raw::mul(randn({n}, &g), 4.0f);
+    for (GeluApproximation approx : {GeluApproximation::none, GeluApproximation::tanh}) {
+      const raw::GeluWithSlope want = raw::gelu_with_slope(x, approx);
+      Tensor out = Tensor::empty({n}), slope = Tensor::empty({n});
+      raw::gelu_span(x.data_ptr(), out.data_ptr(), slope.data_ptr(), n, approx);
+      EXPECT_TRUE(testing::tensor_equal(out, want.out)) << n;
+      EXPECT_TRUE(testing::tensor_equal(slope, want.slope)) << n;
+      Tensor in_place = raw::clone(x);
+      raw::gelu_span(in_place.data_ptr(), in_place.data_ptr(), nullptr, n, approx);
+      EXPECT_TRUE(testing::tensor_equal(in_place, raw::gelu(x, approx))) << n;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qkv
