@@ -59,12 +59,9 @@ Tensor Block::attn(const Tensor& x, KVCache* cache) {
   return o->forward(merge_heads(a.output));  // (B, H, T, D) -> (B, T, C) -> o
 }
 
-// The MLP: widen to 4C, GELU, project back. linear_gelu is gelu(fc->forward(x)) as one op
-// (autograd/ops.h): with fused paths on, the GEMM applies the GELU to each tile of fc's output
-// as it stores it, and the numbers are the same.
+// The MLP: widen to 4C, GELU, project back.
 Tensor Block::mlp(const Tensor& x) {
-  const Tensor hidden = linear_gelu(x, fc->weight, fc->bias, gelu_approximation);
-  return proj->forward(hidden);
+  return proj->forward(gelu(fc->forward(x), gelu_approximation));
 }
 
 GPT::GPT(const GPTConfig& c) : config(c) {

@@ -12,8 +12,7 @@
 //           (core.h) with a causal mask (which can be switched off: the lesson of lesson 15),
 //           the heads merged and mixed by o. With fused paths on (tensor/fused.h) the core
 //           runs its fused multi-head kernel for training and evaluation: the same numbers.
-//   mlp:    proj(gelu(fc(x))), width 4C, exact GELU (GPT-2: its tanh approximation); with
-//           fused paths on, fc's GEMM applies the GELU as it stores each tile: the same numbers.
+//   mlp:    proj(gelu(fc(x))), width 4C, exact GELU (GPT-2: its tanh approximation)
 // Parameter names: tok.weight, pos.weight, blocks.0.ln1.weight, blocks.0.q.weight, ...,
 // ln_f.weight, head.weight: torch's state_dict keys for the reference model. GPT-2's own
 // checkpoints name them differently; attention/gpt2.h maps its names onto these.

@@ -153,10 +153,5 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 // weight (out, in), bias (out,) or undefined. The same numbers as matmul(x, transpose(W)) + b;
 // the backward makes the incoming gradient contiguous once and takes dx, dW and db from it.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
-// linear_gelu: gelu(linear(x, weight, bias)), an MLP's first layer. With the fused paths on
-// (tensor/fused.h), one node: the GEMM applies the GELU to each tile of x W^T + b as it stores
-// it, with the same numbers as the two ops; off, exactly the two ops.
-Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                   GeluApproximation approximate = GeluApproximation::none);
 
 }  // namespace qkv

@@ -7,7 +7,6 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "tensor/elementwise.h"
-#include "tensor/fused.h"
 #include "tensor/matmul.h"
 #include "tensor/reduce.h"
 #include "tensor/view.h"
@@ -112,33 +111,6 @@ Shape with_last(Shape shape, int64_t last) {
   return shape;
 }
 
-// The saved state of a linear node and its backward: dX = dY W, dW = dY^T X, db = dY's row
-// sums, for the inputs that need them.
-struct LinearBackward {
-  SavedTensor x, w;
-  int64_t rows, in, out_features;
-  bool need_x, need_w, need_b;
-
-  LinearBackward(const Tensor& x_in, const Tensor& weight, const Tensor& bias)
-      : x(x_in),
-        w(weight),
-        rows(x_in.numel() / weight.size(1)),
-        in(weight.size(1)),
-        out_features(weight.size(0)),
-        need_x(requires_grad(x_in)),
-        need_w(requires_grad(weight)),
-        need_b(requires_grad(bias)) {}
-
-  Grads operator()(const Tensor& dout) const {
-    const Tensor d = raw::reshape(raw::contiguous(dout), {rows, out_features});
-    Tensor dx, dw, db;
-    if (need_x) dx = raw::reshape(raw::matmul(d, w.get()), x.get().shape());
-    if (need_w) dw = raw::matmul(raw::transpose(d, 0, 1), raw::reshape(x.get(), {rows, in}));
-    if (need_b) db = raw::sum(d, 0, false);
-    return {dx, dw, db};
-  }
-};
-
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
@@ -147,33 +119,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const Shape out_shape = with_last(x.shape(), out_features);
   const Tensor y = linear_rows(raw::reshape(x, {rows, in}), weight, bias, out_shape);
   return record(linear_grad_fn_name(x.dim(), bias.defined()), y, {x, weight, bias},
-                LinearBackward(x, weight, bias));
-}
-
-// With the fused paths off, or for an input the GEMM does not take, the two ops as written.
-// Fused, one GEMM whose epilogue adds the bias and applies the GELU to each tile as it stores
-// it, keeping the slope for the backward (raw::matmul_gelu): the same bits as the two ops, one
-// pass over the hidden activations fewer each way, and one node, GeluBackward0, whose backward
-// is GELU's (dout times the slope) then linear's.
-Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                   GeluApproximation approximate) {
-  check_linear("linear_gelu", x, weight, bias);
-  const bool fusable = x.dtype() == Dtype::float32 && weight.dtype() == Dtype::float32 &&
-                       (!bias.defined() || bias.dtype() == Dtype::float32);
-  if (!fused_enabled() || !fusable) return gelu(linear(x, weight, bias), approximate);
-  const int64_t in = weight.size(1), out_features = weight.size(0), rows = x.numel() / in;
-  const Shape out_shape = with_last(x.shape(), out_features);
-  const bool keep_slope =
-      is_grad_enabled() && (requires_grad(x) || requires_grad(weight) || requires_grad(bias));
-  raw::GeluWithSlope r = raw::matmul_gelu(raw::reshape(x, {rows, in}),
-                                          raw::transpose(weight, 0, 1), bias, approximate,
-                                          keep_slope);
-  const Tensor y = raw::reshape(r.out, out_shape);
-  if (!keep_slope) return y;
-  return record("GeluBackward0", y, {x, weight, bias},
-                [slope = raw::reshape(r.slope, out_shape),
-                 linear_backward = LinearBackward(x, weight, bias)](const Tensor& dout) -> Grads {
-                  return linear_backward(raw::mul(dout, slope));
+                [x = SavedTensor(x), w = SavedTensor(weight), rows, in, out_features,
+                 need_x = requires_grad(x), need_w = requires_grad(weight),
+                 need_b = requires_grad(bias)](const Tensor& dout) -> Grads {
+                  const Tensor d = raw::reshape(raw::contiguous(dout), {rows, out_features});
+                  Tensor dx, dw, db;
+                  if (need_x) dx = raw::reshape(raw::matmul(d, w.get()), x.get().shape());
+                  if (need_w)
+                    dw = raw::matmul(raw::transpose(d, 0, 1), raw::reshape(x.get(), {rows, in}));
+                  if (need_b) db = raw::sum(d, 0, false);
+                  return {dx, dw, db};
                 });
 }
 

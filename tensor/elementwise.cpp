@@ -289,25 +289,6 @@ QKV_ALWAYS_INLINE inline float gelu_slope(float x) {
   return gelu_slope<kApprox>(x, gelu_parts<kApprox>(x));
 }
 
-// gelu_span's loop for one form: a block of x copied first, so that `out` may be `x` (the GEMM's
-// epilogue overwrites C's sums with their GELU) and the loop still vectorises.
-template <GeluApproximation kApprox, bool kSlope>
-void gelu_span_impl(const float* x_in, float* out, float* slope, int64_t n) {
-  constexpr int64_t kBlock = 256;
-  alignas(64) float x[kBlock];
-  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
-    const int64_t m = std::min(kBlock, n - i0);
-    std::copy(x_in + i0, x_in + i0 + m, x);
-    float* y = out + i0;
-    float* s = kSlope ? slope + i0 : nullptr;
-    for (int64_t i = 0; i < m; ++i) {
-      const GeluParts p = gelu_parts<kApprox>(x[i]);
-      y[i] = gelu_value(x[i], p);
-      if constexpr (kSlope) s[i] = gelu_slope<kApprox>(x[i], p);
-    }
-  }
-}
-
 template <GeluApproximation kApprox>
 GeluWithSlope gelu_with_slope_impl(const Tensor& a_in) {
   const Tensor a = contiguous(as_float(a_in, "gelu_with_slope", false));
@@ -316,7 +297,11 @@ GeluWithSlope gelu_with_slope_impl(const Tensor& a_in) {
   float *y = r.out.data_ptr(), *s = r.slope.data_ptr();
   parallel_ranges(a.numel(), a.numel() >= kParallelVectorMathElements,
                   [&](int64_t begin, int64_t end) {
-                    gelu_span_impl<kApprox, true>(x + begin, y + begin, s + begin, end - begin);
+                    for (int64_t i = begin; i < end; ++i) {
+                      const GeluParts p = gelu_parts<kApprox>(x[i]);
+                      y[i] = gelu_value(x[i], p);
+                      s[i] = gelu_slope<kApprox>(x[i], p);
+                    }
                   });
   return r;
 }
@@ -330,13 +315,6 @@ Tensor gelu(const Tensor& a, GeluApproximation approximate) {
   return map_vector_math(a, "gelu", [](float x) QKV_INLINE_LAMBDA {
     return gelu_value(x, gelu_parts<GeluApproximation::none>(x));
   });
-}
-void gelu_span(const float* x, float* out, float* slope, int64_t n, GeluApproximation approximate) {
-  if (approximate == GeluApproximation::tanh)
-    return slope ? gelu_span_impl<GeluApproximation::tanh, true>(x, out, slope, n)
-                 : gelu_span_impl<GeluApproximation::tanh, false>(x, out, nullptr, n);
-  return slope ? gelu_span_impl<GeluApproximation::none, true>(x, out, slope, n)
-               : gelu_span_impl<GeluApproximation::none, false>(x, out, nullptr, n);
 }
 GeluWithSlope gelu_with_slope(const Tensor& a, GeluApproximation approximate) {
   return approximate == GeluApproximation::tanh ? gelu_with_slope_impl<GeluApproximation::tanh>(a)

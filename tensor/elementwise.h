@@ -62,12 +62,6 @@ struct GeluWithSlope {
 };
 GeluWithSlope gelu_with_slope(const Tensor& a,
                               GeluApproximation approximate = GeluApproximation::none);
-// gelu_with_slope's loop on n contiguous floats: out[i] = gelu(x[i]) and, where slope is not
-// null, slope[i] = gelu'(x[i]), bit for bit gelu_with_slope (and gelu). `out` may be `x`. For a
-// caller that holds the values already: the GEMM's GELU epilogue (gemm.h), which replaces each
-// tile of sums with their GELU as it stores the tile.
-void gelu_span(const float* x, float* out, float* slope, int64_t n,
-               GeluApproximation approximate = GeluApproximation::none);
 
 // Comparisons give bool masks.
 Tensor eq(const Tensor& a, const Tensor& b);

@@ -14,8 +14,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/elementwise.h"  // GeluApproximation
-
 namespace qkv {
 
 struct MatrixRef {
@@ -40,27 +38,13 @@ void gemm_threaded(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
                    bool accumulate);  // step 5: SIMD micro-kernel and threads
 
 // What the production GEMM can do to each element of C once its sum is complete, while the
-// tile is still in registers or in L1: C[i, j] = C[i, j] + bias[j], then, where `gelu` is set,
-// C[i, j] = gelu(C[i, j]) and, where gelu_slope is set, the slope gelu'(C[i, j]) of the same
-// sum beside it. Bit for bit the separate add and raw::gelu_with_slope after the product,
-// without their passes over C. A Linear's forward adds its bias here, and an MLP's first
-// Linear applies its GELU here too (autograd's linear_gelu).
+// tile is still in registers: C[i, j] = C[i, j] + bias[j]. Bit for bit the separate add after
+// the product, without its pass over C. A Linear's forward adds its bias here.
 struct GemmEpilogue {
   const float* bias = nullptr;  // (N,): added along every row
-  bool gelu = false;
-  GeluApproximation gelu_approximation = GeluApproximation::none;
-  // Where the slopes go: the slope of C's element at c is at gelu_slope + (c - gelu_c), gelu_c
-  // being C's first element (the slopes lie as C's elements do, ldc apart). Null: no slopes.
-  float* gelu_slope = nullptr;
-  const float* gelu_c = nullptr;
-  bool any() const { return bias != nullptr || gelu; }
-  // The same finish for the block of C that starts at column j0 (the bias is per column; the
-  // slopes follow C's own pointer).
-  GemmEpilogue at(int64_t j0) const {
-    GemmEpilogue e = *this;
-    if (bias) e.bias = bias + j0;
-    return e;
-  }
+  bool any() const { return bias != nullptr; }
+  // The same finish for the block of C that starts at column j0 (the bias is per column).
+  GemmEpilogue at(int64_t j0) const { return {bias ? bias + j0 : nullptr}; }
 };
 
 // Which terms row i of C needs, for a product whose A has a triangle of exact zeros: causal

@@ -189,8 +189,6 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
     else
       kernel.fn(k1 - k0, a + k0 * a_ks, a_rs, a_ks, b_panel + k0 * b_ks, b_ks, c_tile, ldc, add,
                 rows, std::min(kNR, nc - jr), tile_ep_or_null);
-    // The kernels add the bias; a GELU follows here, on the tile just stored (still in L1).
-    if (ep.gelu) finish_gelu(rows, wide ? 2 * kNR : std::min(kNR, nc - jr), c_tile, ldc, tile_ep);
   };
   const bool in_place = a_in_place(kernel, A);
   if (kernel.b_chunk > 0 && nc > 2 * kernel.b_chunk && in_place &&

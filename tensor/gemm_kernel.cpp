@@ -168,16 +168,6 @@ void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue&
   if (!ep.any()) return;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = finish(C[i * ldc + j], &ep, j);
-  finish_gelu(M, N, C, ldc, ep);
-}
-
-void finish_gelu(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep) {
-  if (!ep.gelu) return;
-  for (int64_t i = 0; i < M; ++i) {
-    float* row = C + i * ldc;
-    float* slope = ep.gelu_slope ? ep.gelu_slope + (row - ep.gelu_c) : nullptr;
-    raw::gelu_span(row, row, slope, N, ep.gelu_approximation);
-  }
 }
 
 // The portable micro-kernel: plain C++ that any compiler builds. The accumulators are a small

@@ -176,8 +176,5 @@ void dot_four_columns(const float* a, const float* b, int64_t b_step, int64_t K,
 
 // The epilogue as a pass of its own, for the paths that do not go through a micro-kernel.
 void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep);
-// The epilogue's GELU (and slopes) on an M x N block of C whose sums are finished and biased:
-// what follows the micro-kernel on a tile's last KC block (the kernels add only the bias).
-void finish_gelu(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue& ep);
 
 }  // namespace qkv::gemm_detail

@@ -127,26 +127,4 @@ Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias_in) 
   return out;
 }
 
-GeluWithSlope matmul_gelu(const Tensor& a, const Tensor& b, const Tensor& bias_in,
-                          GeluApproximation approximate, bool keep_slope) {
-  check(a.defined() && b.defined() && a.dtype() == Dtype::float32 && b.dtype() == Dtype::float32 &&
-            a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0),
-        "matmul_gelu", "float32 matrices (M, K) and (K, N), got ", shape_of(a), " and ",
-        shape_of(b));
-  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  check(!bias_in.defined() || (bias_in.dtype() == Dtype::float32 && bias_in.shape() == Shape{N}),
-        "matmul_gelu", "no bias or a float32 bias of shape (", N, ",), got ", shape_of(bias_in));
-  const Tensor bias = bias_in.defined() ? contiguous(bias_in) : Tensor();
-  GeluWithSlope r{Tensor::empty({M, N}), keep_slope ? Tensor::empty({M, N}) : Tensor()};
-  GemmEpilogue ep;
-  ep.bias = bias.defined() ? bias.data_ptr() : nullptr;
-  ep.gelu = true;
-  ep.gelu_approximation = approximate;
-  ep.gelu_slope = keep_slope ? r.slope.data_ptr() : nullptr;
-  ep.gelu_c = r.out.data_ptr();
-  gemm_epilogue(M, N, K, {a.data_ptr(), a.stride(0), a.stride(1)},
-                {b.data_ptr(), b.stride(0), b.stride(1)}, r.out.data_ptr(), N, false, ep);
-  return r;
-}
-
 }  // namespace qkv::raw

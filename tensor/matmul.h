@@ -6,7 +6,6 @@
 //   batched: leading dims broadcast     (B, 1, M, K) @ (H, K, N) -> (B, H, M, N)
 #pragma once
 
-#include "tensor/elementwise.h"  // GeluWithSlope
 #include "tensor/tensor.h"
 
 namespace qkv::raw {
@@ -19,12 +18,5 @@ void matmul_out(const Tensor& a, const Tensor& b, const Tensor& out, bool accumu
 // as it stores it (gemm.h's GemmEpilogue): bit for bit add(matmul(a, b), bias), without a
 // second pass over the output. Linear's forward adds its bias this way.
 Tensor matmul_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias);
-// gelu(a @ b + bias) for 2-d a (M, K) and b (K, N), bias (N,) or undefined, the GELU applied by
-// the GEMM to each tile as it stores it, and where keep_slope its slope gelu'(a @ b + bias)
-// (otherwise an undefined slope): bit for bit gelu_with_slope(matmul_epilogue(a, b, bias)),
-// without the product's sums ever leaving the tile. An MLP's first Linear runs it (autograd's
-// linear_gelu).
-GeluWithSlope matmul_gelu(const Tensor& a, const Tensor& b, const Tensor& bias,
-                          GeluApproximation approximate, bool keep_slope);
 
 }  // namespace qkv::raw

@@ -254,63 +254,6 @@ TEST(Fused, LinearEqualsMatmulPlusBias) {
       {"linear", "(6, 40, 24)", "(36, 23)"}));
 }
 
-// linear_gelu is gelu(linear(x, W, b)): fused, one GEMM whose epilogue applies the GELU, with
-// the same bits forward and in every gradient as the two ops (which it runs with fused paths
-// off), in both GELU forms, with and without a bias, on a 3-d input whose upstream gradient is
-// a transposed view. Without grad mode it keeps no slope and records nothing.
-TEST(Fused, LinearGeluEqualsGeluOfLinearBitForBit) {
-  Generator g(6);
-  const Tensor x0 = randn({6, 40, 24}, &g), w0 = randn({36, 24}, &g), b0 = randn({36}, &g);
-  const Tensor up = transpose(randn({6, 36, 40}, &g), 1, 2);  // (6, 40, 36), not contiguous
-  auto leaves = [&] {
-    return std::vector<Tensor>{requires_grad_(raw::clone(x0)), requires_grad_(raw::clone(w0)),
-                               requires_grad_(raw::clone(b0))};
-  };
-  for (GeluApproximation approx : {GeluApproximation::none, GeluApproximation::tanh})
-    for (bool with_bias : {true, false}) {
-      const std::string where = std::string(approx == GeluApproximation::tanh ? "tanh" : "erf") +
-                                (with_bias ? ", bias" : ", no bias");
-      const auto f = leaves(), c = leaves();
-      const Tensor bf = with_bias ? f[2] : Tensor(), bc = with_bias ? c[2] : Tensor();
-      Tensor yf, yc;
-      {
-        const FusedGuard fused(true);
-        yf = linear_gelu(f[0], f[1], bf, approx);
-      }
-      {
-        const FusedGuard plain(false);
-        yc = linear_gelu(c[0], c[1], bc, approx);
-      }
-      EXPECT_TRUE(testing::tensor_equal(yf, gelu(linear(c[0], c[1], bc), approx))) << where;
-      EXPECT_TRUE(testing::tensor_equal(yf, yc)) << where;
-      EXPECT_EQ(grad_fn_name(yf), "GeluBackward0") << where;
-      EXPECT_EQ(grad_fn_name(yc), "GeluBackward0") << where;
-      backward(yf, up);
-      backward(yc, up);
-      EXPECT_TRUE(testing::tensor_equal(grad(f[0]), grad(c[0]))) << where;
-      EXPECT_TRUE(testing::tensor_equal(grad(f[1]), grad(c[1]))) << where;
-      if (with_bias) EXPECT_TRUE(testing::tensor_equal(grad(f[2]), grad(c[2]))) << where;
-    }
-  {
-    const FusedGuard fused(true);
-    const NoGradGuard no_grad;
-    const Tensor y = linear_gelu(x0, w0, b0);
-    EXPECT_TRUE(testing::tensor_equal(y, gelu(linear(x0, w0, b0))));
-    EXPECT_FALSE(requires_grad(y));
-  }
-  // Bad input names the op, fused or not.
-  for (bool fused_on : {true, false}) {
-    const FusedGuard path(fused_on);
-    EXPECT_TRUE(testing::throws_error([&] { linear_gelu(x0, w0, zeros({35})); },
-                                      {"linear_gelu", "(out,) = (36,)", "(35,)"}));
-    EXPECT_TRUE(testing::throws_error(
-        [&] {
-          linear_gelu(x0, zeros({36, 23}), Tensor());
-        },
-        {"linear_gelu", "(6, 40, 24)", "(36, 23)"}));
-  }
-}
-
 TEST(Fused, CrossEntropyRejectsBadTargets) {
   const Tensor logits = zeros({2, 3});
   EXPECT_TRUE(testing::throws_error(
