@@ -137,7 +137,10 @@ void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out) {
           transpose_8x8(B.p + k + (p + j) * B.col_stride, B.col_stride, panel + k * kNR + j, kNR);
     }
 #endif
-    for (int64_t r = 0; r < kc; ++r) {
+    // In a whole panel the transposes have done rows [0, k): start after them. Walking those
+    // rows anyway, to find no column left in any, made packing a Linear's W^T 1.1-1.4 times
+    // slower with W in cache, 1.06-1.13 from memory (GPT-2's and the tiny GPT's shapes).
+    for (int64_t r = by_blocks == kNR ? k : 0; r < kc; ++r) {
       float* row = panel + r * kNR;
       for (int64_t j = r < k ? by_blocks : 0; j < cols; ++j) row[j] = B.at(r, p + j);
       for (int64_t j = cols; j < kNR; ++j) row[j] = 0.0f;
