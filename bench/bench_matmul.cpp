@@ -371,6 +371,45 @@ void BM_MicroKernelInContext(benchmark::State& state) {
 }
 BENCHMARK(BM_MicroKernelInContext)->ArgName("where")->DenseRange(0, 4)->UseRealTime();
 
+// BM_PackB/N/K/transposed: packing one KC block of B (its first min(K, KC) rows, all N
+// columns) into micro-panels, as every product of these shapes does before its tiles run, on
+// one thread, B in cache (packed again and again). transposed: B is W^T for a Linear's weight
+// W (N, K) row-major, as in x @ W^T, packed by 8 x 8 transposes; else B is row-major, as a
+// weight gradient's X (K tokens of N features: a K chunk of 1024). GBps: the bytes of B packed
+// per second.
+void BM_PackB(benchmark::State& state) {
+  using namespace gemm_detail;
+  const int64_t N = state.range(0), K = state.range(1), kc = std::min(K, gemm_blocking().KC);
+  const bool transposed = state.range(2) != 0;
+  Generator g(4);
+  const std::vector<float> b = rand({K * N}, &g).to_vector();
+  const MatrixRef ref = transposed ? MatrixRef{b.data(), 1, K} : MatrixRef{b.data(), N, 1};
+  std::vector<float> out(static_cast<size_t>(kc * (N + kNR)));
+  pack_b(kc, N, ref, out.data());  // the first column of the first panel, checked once
+  for (int64_t k = 0; k < kc; ++k)
+    if (out[static_cast<size_t>(k * kNR)] != ref.at(k, 0)) {
+      std::fprintf(stderr, "bench_matmul: pack_b misplaced B[%ld, 0]\n", long(k));
+      std::abort();
+    }
+  for (auto _ : state) {
+    pack_b(kc, N, ref, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["GBps"] = benchmark::Counter(4.0 * double(kc * N) * double(state.iterations()) / 1e9,
+                                              benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_PackB)
+    ->ArgNames({"N", "K", "transposed"})
+    ->Args({2304, 768, 1})
+    ->Args({3072, 768, 1})
+    ->Args({768, 3072, 1})
+    ->Args({384, 128, 1})
+    ->Args({512, 128, 1})
+    ->Args({128, 512, 1})
+    ->Args({128, 1024, 0})
+    ->Args({512, 1024, 0})
+    ->UseRealTime();
+
 // Two ways of computing product p timed turn about in one process, 20 ms of repeats each, in
 // an order drawn at random for each pair (a neighbour with a period of its own cannot favour
 // one of them), one pair per iteration, for a shared host whose speed comes and goes
