@@ -21,9 +21,10 @@
 // batches           64 small attention products split as one pool    both cores busy on
 //                   of work (split, run_tiles)                       products of 64 x 64
 // shared B          from ~1300^3 (from 2^28 with the AVX-512 tile    one stream of B instead
-//                   and A read in place), one packed copy of B for   of one per thread; 2048^3
-//                   all threads (shared_b_loops), packed by all of   +3-5% from packing together;
-//                   them                                             M = 512 GPT-2 shapes +5-6%
+//                   and A read in place, but on an Intel CPU), one   of one per thread; 2048^3
+//                   packed copy of B for all threads                 +3-5% from packing together;
+//                   (shared_b_loops), packed by all of them          M = 512 GPT-2 shapes +5-6%
+//                                                                    (Zen 5)
 // transposed A      dY^T (a weight gradient), P^T and dS^T read      BM_WeightGrad +2-10%;
 // in place          where they lie while dY's rows are at most 512   BM_FusedAttention full
 //                   floats apart (a_in_place; tiles of 16 columns    -5%, causal -3% (AVX-512)
