@@ -266,9 +266,11 @@ TEST(GemmThreads, SharedBStartsWhereTheKernelSays) {
   EXPECT_TRUE(kernel.shared_b_from_a_in_place == gemm_detail::kSharedBMinWork ||
               (name == "AVX-512 6x32" && kernel.shared_b_from_a_in_place == int64_t{1} << 28))
       << name << " shares B from " << kernel.shared_b_from_a_in_place;
-  for (const gemm_detail::FastKernel& other : gemm_detail::runnable_kernels())
-    if (std::string(other.name) != "AVX-512 6x32")
+  for (const gemm_detail::FastKernel& other : gemm_detail::runnable_kernels()) {
+    if (std::string(other.name) != "AVX-512 6x32") {
       EXPECT_EQ(other.shared_b_from_a_in_place, gemm_detail::kSharedBMinWork) << other.name;
+    }
+  }
 }
 
 // A row-major A is read in place, and so is a transposed one whose k steps are at most 512
