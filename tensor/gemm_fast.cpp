@@ -21,7 +21,7 @@
 // batches           64 small attention products split as one pool    both cores busy on
 //                   of work (split, run_tiles)                       products of 64 x 64
 // shared B          from ~1300^3 (from 2^28 with the AVX-512 tile    one stream of B instead
-//                   and A read in place, but on an Intel CPU), one   of one per thread; 2048^3
+//                   and A read in place, not on an Intel CPU), one   of one per thread; 2048^3
 //                   packed copy of B for all threads                 +3-5% from packing together;
 //                   (shared_b_loops), packed by all of them          M = 512 GPT-2 shapes +5-6%
 //                                                                    (Zen 5)

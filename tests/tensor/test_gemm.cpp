@@ -239,7 +239,7 @@ void spot_check(const std::vector<float>& c, int64_t N, int64_t K, const Operand
 }
 
 // Products of 2^31 multiply-adds and more share one packed B between threads (from 2^28 with
-// the AVX-512 tile where A is read in place, but on an Intel CPU); 1 thread runs the ordinary
+// the AVX-512 tile where A is read in place, except on an Intel CPU); 1 thread runs the ordinary
 // serial loops. Here the shared path starts at the product's own size (SharedBFromGuard: at the
 // default sizes these products would take minutes under qemu). 601 x 401 x 301 (awkward: not a
 // multiple of MC, KC or NR; its 401 terms cross a KC block) takes both paths and must give the same
@@ -275,10 +275,10 @@ TEST(GemmThreads, SharedBStartsWhereTheKernelSays) {
 
 // A row-major A is read in place, and so is a transposed one whose k steps are at most 512
 // floats apart (with the AVX2 and AVX-512 tiles). With the shared packed B started at this
-// size (as above; by default the AVX-512 tile starts it at 2^28 multiply-adds for such an A but
-// on an Intel CPU, the other tiles at 2^31), 98 x 700 x 771 (98 rows end in a short panel of 2, 771
-// columns in a short micro-panel, 700 terms cross a KC block), with A and B each row-major and
-// transposed, must give the same bits on 1, 2 and 3 threads, and step 5's, which packs
+// size (as above; by default the AVX-512 tile starts it at 2^28 multiply-adds for such an A
+// except on an Intel CPU, the other tiles at 2^31), 98 x 700 x 771 (98 rows end in a short panel of
+// 2, 771 columns in a short micro-panel, 700 terms cross a KC block), with A and B each row-major
+// and transposed, must give the same bits on 1, 2 and 3 threads, and step 5's, which packs
 // everything. Each thread owns a range of rows and may take chunks of the others' (whichever
 // thread is free first), which must change no bits.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
