@@ -279,13 +279,14 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
 }
 
 // From about 1300^3 on (kSharedBMinWork), one shared packed B beats a packed copy per thread.
-// With the AVX-512 tile (NR = 32) and A read in place, on an AMD CPU, from 2^28 multiply-adds on
-// (FastKernel::shared_b_from_a_in_place, chosen when the program starts): each thread then
-// packs only its share of B, where a copy per thread had each pack all of it (GPT-2's products
-// at M = 512, 512 x 768 x 768 to 512 x 768 x 3072: 5-6% faster on 2 threads of Zen 5, measured
-// before a column cut's pieces were handed out, hand_out_columns). With the AVX2 tile the same
-// products were 2-10% slower shared, and on an Intel Xeon with AVX-512's tile 4-21% slower than
-// handed out by columns (bench/README.md, "Shared B on Intel"), so there it starts at 2^31.
+// With the AVX-512 tile (NR = 32) and A read in place, on a CPU other than Intel's, from 2^28
+// multiply-adds on (FastKernel::shared_b_from_a_in_place, chosen when the program starts): each
+// thread then packs only its share of B, where a copy per thread had each pack all of it
+// (GPT-2's products at M = 512, 512 x 768 x 768 to 512 x 768 x 3072: 5-6% faster on 2 threads
+// of Zen 5, measured before a column cut's pieces were handed out, hand_out_columns). With the
+// AVX2 tile the same products were 2-10% slower shared, and on an Intel Xeon with AVX-512's tile
+// 4-21% slower than handed out by columns (bench/README.md, "Shared B on Intel"), so there it
+// starts at 2^31.
 std::atomic<int64_t> g_shared_b_from{0};  // 0, or the size a test set (SharedBFromGuard)
 int64_t shared_b_from(bool a_in_place) {
   if (const int64_t lowered = g_shared_b_from.load(std::memory_order_relaxed); lowered > 0)
