@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -26,9 +28,34 @@
 namespace {
 using namespace qkv;
 
+// The benchmarks' operands start on a cache line, as a Tensor's storage does
+// (tensor/allocator.cpp). std::vector's own allocator (glibc's malloc) puts a large array 16
+// bytes past a page boundary, and a micro-panel of B read there in place (a product under
+// kParallelMinWork, 64^3) split every 64-byte load of AVX-512's tile across two cache lines:
+// on one core of an Intel Xeon (Granite Rapids) the tile alone, over the same panels in a
+// process alternating the two places, ran at 201-202 GFLOP/s from there and at 234-235 from
+// a cache line (bench/README.md, "Operands on a cache line").
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
+};
+using Floats = std::vector<float, CacheLineAllocator<float>>;
+// A tensor's values as Floats.
+Floats floats_of(const Tensor& t) {
+  return Floats(t.data_ptr(), t.data_ptr() + t.numel());
+}
+
 struct Problem {
   int64_t M, K, N;
-  std::vector<float> a, b, c;
+  Floats a, b, c;
   Problem(int64_t m, int64_t k, int64_t n) : M(m), K(k), N(n), a(m * k), b(k * n), c(m * n) {
     Generator g(0);
     Tensor ta = rand({m * k}, &g), tb = rand({k * n}, &g);
@@ -182,7 +209,7 @@ BENCHMARK(BM_MatmulAttention)->Arg(0)->Arg(1)->UseRealTime();
 
 // C (M, N) = A @ B through the production gemm, held to the oracle once, then timed; GFLOP/s.
 void time_gemm(benchmark::State& state, int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B) {
-  std::vector<float> c(static_cast<size_t>(M * N));
+  Floats c(static_cast<size_t>(M * N));
   gemm(M, N, K, A, B, c.data(), N, false);
   hold_to_oracle(M, N, K, A, B, c.data(), N);
   for (auto _ : state) {
@@ -201,7 +228,7 @@ void time_gemm(benchmark::State& state, int64_t M, int64_t N, int64_t K, MatrixR
 void BM_WeightGrad(benchmark::State& state) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
   Generator g(2);
-  const std::vector<float> dy = rand({K * M}, &g).to_vector(), x = rand({K * N}, &g).to_vector();
+  const Floats dy = floats_of(rand({K * M}, &g)), x = floats_of(rand({K * N}, &g));
   time_gemm(state, M, N, K, {dy.data(), 1, M}, {x.data(), N, 1});  // dY^T, X
 }
 BENCHMARK(BM_WeightGrad)
@@ -223,7 +250,7 @@ BENCHMARK(BM_WeightGrad)
 void BM_LinearForward(benchmark::State& state) {
   const int64_t M = state.range(0), K = state.range(1), N = state.range(2);
   Generator g(3);
-  const std::vector<float> x = rand({M * K}, &g).to_vector(), w = rand({N * K}, &g).to_vector();
+  const Floats x = floats_of(rand({M * K}, &g)), w = floats_of(rand({N * K}, &g));
   time_gemm(state, M, N, K, {x.data(), K, 1}, {w.data(), 1, K});  // X, W^T
 }
 BENCHMARK(BM_LinearForward)
@@ -335,7 +362,7 @@ void BM_MicroKernelInContext(benchmark::State& state) {
   const int64_t tiles = kMC / rows, panels = 16;
   // A: 96 rows of 1024; B's first 384 x 1024 floats read as packed panels; C: 96 rows of 1024.
   Problem p(kMC, n, n);
-  std::vector<float> c_one(static_cast<size_t>(kMR * cols));
+  Floats c_one(static_cast<size_t>(kMR * cols));
   const auto block = [&] {
     for (int64_t jr = 0; jr < panels; ++jr)
       for (int64_t ir = 0; ir < tiles; ++ir) {
@@ -382,9 +409,9 @@ void BM_PackB(benchmark::State& state) {
   const int64_t N = state.range(0), K = state.range(1), kc = std::min(K, gemm_blocking().KC);
   const bool transposed = state.range(2) != 0;
   Generator g(4);
-  const std::vector<float> b = rand({K * N}, &g).to_vector();
+  const Floats b = floats_of(rand({K * N}, &g));
   const MatrixRef ref = transposed ? MatrixRef{b.data(), 1, K} : MatrixRef{b.data(), N, 1};
-  std::vector<float> out(static_cast<size_t>(kc * (N + kNR)));
+  Floats out(static_cast<size_t>(kc * (N + kNR)));
   pack_b(kc, N, ref, out.data());  // the first column of the first panel, checked once
   for (int64_t k = 0; k < kc; ++k)
     if (out[static_cast<size_t>(k * kNR)] != ref.at(k, 0)) {
@@ -491,7 +518,7 @@ void BM_RowsOuter(benchmark::State& state) {
     };
   };
   with(blis_order)();
-  const std::vector<float> blis_bits = p.c;
+  const Floats blis_bits = p.c;
   with(rows_outer)();
   if (p.c != blis_bits) {
     state.SkipWithError("the two orders gave different bits");
