@@ -30,10 +30,10 @@ using namespace qkv;
 
 // The benchmarks' operands start on a cache line, as a Tensor's storage does
 // (tensor/allocator.cpp). std::vector's own allocator (glibc's malloc) puts a large array 16
-// bytes past a page boundary, and a micro-panel of B read there in place (a product under
-// kParallelMinWork, 64^3) split every 64-byte load of AVX-512's tile across two cache lines:
-// on one core of an Intel Xeon (Granite Rapids) the tile alone, over the same panels in a
-// process alternating the two places, ran at 201-202 GFLOP/s from there and at 234-235 from
+// bytes past a page boundary, and there every row of a tile of C, and every 64-byte load of
+// AVX-512's tile from a micro-panel of B read in place (BM_MicroKernelInContext's, a product's
+// under kParallelMinWork), split across two cache lines: on one core of an Intel Xeon (Granite Rapids) the tile alone, over the same panels in a
+// process alternating the two places, ran at 201-202 GFLOP/s from there and at 234-236 from
 // a cache line (bench/README.md, "Operands on a cache line").
 template <class T>
 struct CacheLineAllocator {
