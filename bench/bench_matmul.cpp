@@ -32,9 +32,10 @@ using namespace qkv;
 // (tensor/allocator.cpp). std::vector's own allocator (glibc's malloc) puts a large array 16
 // bytes past a page boundary, and there every row of a tile of C, and every 64-byte load of
 // AVX-512's tile from a micro-panel of B read in place (BM_MicroKernelInContext's, a product's
-// under kParallelMinWork), split across two cache lines: on one core of an Intel Xeon (Granite Rapids) the tile alone, over the same panels in a
-// process alternating the two places, ran at 201-202 GFLOP/s from there and at 234-236 from
-// a cache line (bench/README.md, "Operands on a cache line").
+// under kParallelMinWork), split across two cache lines: on one core of an Intel Xeon (Granite
+// Rapids) the tile alone, over the same panel in a process alternating the two places, ran at
+// 201-202 GFLOP/s from there and at 234-236 from a cache line (bench/README.md, "Operands on a
+// cache line").
 template <class T>
 struct CacheLineAllocator {
   using value_type = T;
