@@ -20,11 +20,9 @@
 //                   copy all of it to use each element M times       97.8 ms (255 tokens)
 // batches           64 small attention products split as one pool    both cores busy on
 //                   of work (split, run_tiles)                       products of 64 x 64
-// shared B          from ~1300^3 (from 2^28 with the AVX-512 tile    one stream of B instead
-//                   and A read in place, not on an Intel CPU), one   of one per thread; 2048^3
-//                   packed copy of B for all threads                 +3-5% from packing together;
-//                   (shared_b_loops), packed by all of them          M = 512 GPT-2 shapes +5-6%
-//                                                                    (Zen 5)
+// shared B          from ~1300^3 (2^31 multiply-adds), one packed    one stream of B instead
+//                   copy of B for all threads (shared_b_loops),      of one per thread; 2048^3
+//                   packed by all of them                            +3-5% from packing together
 // transposed A      dY^T (a weight gradient), P^T and dS^T read      BM_WeightGrad +2-10%;
 // in place          where they lie while dY's rows are at most 512   BM_FusedAttention full
 //                   floats apart (a_in_place; tiles of 16 columns    -5%, causal -3% (AVX-512)
@@ -278,20 +276,20 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
   }
 }
 
-// From about 1300^3 on (kSharedBMinWork), one shared packed B beats a packed copy per thread.
-// With the AVX-512 tile (NR = 32) and A read in place, on a CPU other than Intel's, from 2^28
-// multiply-adds on (FastKernel::shared_b_from_a_in_place, chosen when the program starts): each
-// thread then packs only its share of B, where a copy per thread had each pack all of it
-// (GPT-2's products at M = 512, 512 x 768 x 768 to 512 x 768 x 3072: 5-6% faster on 2 threads
-// of Zen 5, measured before a column cut's pieces were handed out, hand_out_columns). With the
-// AVX2 tile the same products were 2-10% slower shared, and on an Intel Xeon with AVX-512's tile
-// 4-21% slower than handed out by columns (bench/README.md, "Shared B on Intel"), so there it
-// starts at 2^31.
+// From about 1300^3 on (kSharedBMinWork, 2^31 multiply-adds), one shared packed B beats a
+// packed copy per thread, whatever the kernel and wherever A lies. Below that, GPT-2's products
+// at M = 512 (512 x 768 x 768 to 512 x 768 x 3072, and 512 x 2304 x 768) and 1024^3 go faster
+// with their columns handed out (hand_out_columns, each thread packing the micro-panels it
+// takes) than over a B shared from 2^28, as AVX-512's tile once shared it where A is read in
+// place: on 2 cores of an Intel Xeon (Granite Rapids) 4-21% (bench/README.md, "Shared B on
+// Intel"), on 2 cores of a Zen 5 2-10%, and GPT-2 small's training step there 1.02-1.10x
+// ("Shared B from 2^31 on the Zen 5", in "The Zen 5 again"). With the AVX2 tile they were
+// 2-10% slower shared.
 std::atomic<int64_t> g_shared_b_from{0};  // 0, or the size a test set (SharedBFromGuard)
-int64_t shared_b_from(bool a_in_place) {
+int64_t shared_b_from() {
   if (const int64_t lowered = g_shared_b_from.load(std::memory_order_relaxed); lowered > 0)
     return lowered;
-  return a_in_place ? fast_kernel().shared_b_from_a_in_place : kSharedBMinWork;
+  return kSharedBMinWork;
 }
 // A product with few rows (decoding one token: M = 1) gains nothing from packing: packing B
 // copies all K x N of it to use each element only M times, which costs as much as the product
@@ -557,7 +555,7 @@ constexpr int64_t kKChunk = 1024, kMaxKChunks = 4;
 // added, to the finished sums, as the micro-kernel applies it.
 int64_t k_chunks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t a_cs) {
   if (batches != 1 || a_cs == 1 || M <= kFewRows || M * N * K < kParallelMinWork ||
-      M * N * K >= shared_b_from(/*a_in_place=*/false))
+      M * N * K >= shared_b_from())
     return 1;
   return std::min(kMaxKChunks, K / kKChunk);
 }
@@ -624,7 +622,7 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
                             /*min_piece_tiles=*/1);
   // One large product: share packed B between the threads (above).
   const bool a_here = a_in_place(fast_kernel(), {batch.a[0], a_rs, a_cs});
-  if (batches == 1 && M * N * K >= shared_b_from(a_here) && M / kMR >= threads) {
+  if (batches == 1 && M * N * K >= shared_b_from() && M / kMR >= threads) {
     shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
                    accumulate, threads, epilogue);
     return;

@@ -618,22 +618,6 @@ int64_t build_b_chunk() {
 #endif
 }
 
-// The multiply-adds from which a product whose A is read in place shares one packed B between
-// the threads (FastKernel::shared_b_from_a_in_place), on this CPU: kSharedBMinWork (2^31), as
-// for a packed A, but for AVX-512's tile on a CPU other than Intel's, where it is 2^28. On 2
-// cores of an Intel Xeon with 2 MiB of L2 each (a Granite Rapids), GPT-2's M = 512 products and
-// 1024^3 ran 4-21% faster with their columns handed out (each thread packing its own columns of
-// B) than with B shared from 2^28; from 2^31 on the two were level (bench/README.md, "Shared B
-// on Intel"). On the Zen 5, sharing from 2^28 had made the M = 512 products 5-6% faster.
-int64_t build_shared_b_from_a_in_place() {
-#if QKV_SIMD_LANES == 16
-  __builtin_cpu_init();
-  return __builtin_cpu_is("intel") ? kSharedBMinWork : int64_t{1} << 28;
-#else
-  return kSharedBMinWork;
-#endif
-}
-
 std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard only
 
 }  // namespace
@@ -642,12 +626,10 @@ const std::vector<FastKernel>& runnable_kernels() {
   static const std::vector<FastKernel> kernels = [] {
     std::vector<FastKernel> k = {{kBuildKernel, kBuildWideKernel, kBuildKernelReadsAInPlace,
                                   kBuildKernelReadsShortAInPlace, build_wide_rows_in_place(),
-                                  build_b_chunk(), build_shared_b_from_a_in_place(),
-                                  kBuildKernelName}};
+                                  build_b_chunk(), kBuildKernelName}};
 #if QKV_AVX2_AT_RUN_TIME
     if (cpu_has_avx2_fma())
-      k.push_back({micro_kernel_avx2_6x8, micro_kernel_avx2_wide, true, false, kMR, 0,
-                   kSharedBMinWork, "AVX2 6x8"});
+      k.push_back({micro_kernel_avx2_6x8, micro_kernel_avx2_wide, true, false, kMR, 0, "AVX2 6x8"});
 #endif
     return k;
   }();

@@ -47,8 +47,7 @@ constexpr int64_t kMR = 6, kNR = 8;
 // KC means fewer passes over C, which is what the big products are limited by.
 constexpr int64_t kMC = 96, kKC = 384, kNC = 4096;
 // From this many multiply-adds on, one large product shares a single packed B between the
-// threads (gemm_fast.cpp, shared_b_loops); where A is read in place a kernel may start sooner
-// (FastKernel::shared_b_from_a_in_place).
+// threads (gemm_fast.cpp, shared_b_loops).
 constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
 
 // C = 0 unless we are asked to add to it. Every step then only ever does C += ...
@@ -130,11 +129,6 @@ struct FastKernel {
   // place (gemm_fast.cpp, block_rows): a multiple of 2 NR. AVX-512's and AVX2's on an Intel
   // CPU: 512.
   int64_t b_chunk;
-  // The multiply-adds from which one large product whose A is read in place shares one packed B
-  // between the threads (gemm_fast.cpp, shared_b_loops): 2^28 for AVX-512's tile on a CPU other
-  // than Intel's; kSharedBMinWork, as for a packed A, for AVX-512's on an Intel CPU and for
-  // every other kernel.
-  int64_t shared_b_from_a_in_place;
   const char* name;
 };
 // The kernels this build has for its tile that this CPU can run, the fastest last: the build's
@@ -157,11 +151,10 @@ class FastKernelGuard {
   const FastKernel* previous_;
 };
 
-// One large product shares a packed B between the threads from kSharedBMinWork multiply-adds on,
-// or from FastKernel::shared_b_from_a_in_place when A is read in place (gemm_fast.cpp), unless a
-// test has lowered that size with SharedBFromGuard: the path then runs on products an emulator
-// computes in seconds instead of minutes. Where the path starts is a matter of speed; its bits do
-// not depend on it.
+// One large product shares a packed B between the threads from kSharedBMinWork multiply-adds on
+// (gemm_fast.cpp), unless a test has lowered that size with SharedBFromGuard: the path then runs
+// on products an emulator computes in seconds instead of minutes. Where the path starts is a
+// matter of speed; its bits do not depend on it.
 class SharedBFromGuard {
  public:
   explicit SharedBFromGuard(int64_t multiply_adds);

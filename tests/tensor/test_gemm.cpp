@@ -238,12 +238,12 @@ void spot_check(const std::vector<float>& c, int64_t N, int64_t K, const Operand
   }
 }
 
-// Products of 2^31 multiply-adds and more share one packed B between threads (from 2^28 with
-// the AVX-512 tile where A is read in place, except on an Intel CPU); 1 thread runs the ordinary
-// serial loops. Here the shared path starts at the product's own size (SharedBFromGuard: at the
-// default sizes these products would take minutes under qemu). 601 x 401 x 301 (awkward: not a
-// multiple of MC, KC or NR; its 401 terms cross a KC block) takes both paths and must give the same
-// bits, with A transposed 601 floats apart (packed, not read in place) and accumulating too.
+// Products of 2^31 multiply-adds and more share one packed B between threads; 1 thread runs the
+// ordinary serial loops. Here the shared path starts at the product's own size (SharedBFromGuard:
+// at the default sizes these products would take minutes under qemu). 601 x 401 x 301 (awkward:
+// not a multiple of MC, KC or NR; its 401 terms cross a KC block) takes both paths and must give
+// the same bits, with A transposed 601 floats apart (packed, not read in place) and accumulating
+// too.
 // Spot-checked against the naive dot product on a few entries.
 TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
   const int64_t M = 601, K = 401, N = 301;
@@ -257,30 +257,13 @@ TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
                                     {"SharedBFromGuard", "at least 1 multiply-add, got 0"}));
 }
 
-// Where the shared packed B starts for an A read in place is the kernel's, chosen for the CPU
-// when the program starts: 2^28 multiply-adds, only for the AVX-512 tile, or kSharedBMinWork
-// (2^31), where a packed A starts it too.
-TEST(GemmThreads, SharedBStartsWhereTheKernelSays) {
-  const gemm_detail::FastKernel& kernel = gemm_detail::fast_kernel();
-  const std::string name = kernel.name;
-  EXPECT_TRUE(kernel.shared_b_from_a_in_place == gemm_detail::kSharedBMinWork ||
-              (name == "AVX-512 6x32" && kernel.shared_b_from_a_in_place == int64_t{1} << 28))
-      << name << " shares B from " << kernel.shared_b_from_a_in_place;
-  for (const gemm_detail::FastKernel& other : gemm_detail::runnable_kernels()) {
-    if (std::string(other.name) != "AVX-512 6x32") {
-      EXPECT_EQ(other.shared_b_from_a_in_place, gemm_detail::kSharedBMinWork) << other.name;
-    }
-  }
-}
-
 // A row-major A is read in place, and so is a transposed one whose k steps are at most 512
 // floats apart (with the AVX2 and AVX-512 tiles). With the shared packed B started at this
-// size (as above; by default the AVX-512 tile starts it at 2^28 multiply-adds for such an A
-// except on an Intel CPU, the other tiles at 2^31), 98 x 700 x 771 (98 rows end in a short panel of
-// 2, 771 columns in a short micro-panel, 700 terms cross a KC block), with A and B each row-major
-// and transposed, must give the same bits on 1, 2 and 3 threads, and step 5's, which packs
-// everything. Each thread owns a range of rows and may take chunks of the others' (whichever
-// thread is free first), which must change no bits.
+// size (as above; by default it starts at 2^31 multiply-adds), 98 x 700 x 771 (98 rows end in a
+// short panel of 2, 771 columns in a short micro-panel, 700 terms cross a KC block), with A and B
+// each row-major and transposed, must give the same bits on 1, 2 and 3 threads, and step 5's,
+// which packs everything. Each thread owns a range of rows and may take chunks of the others'
+// (whichever thread is free first), which must change no bits.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
   const int64_t M = 98, K = 700, N = 771;
   const gemm_detail::SharedBFromGuard shared_b_from_here(M * N * K);
