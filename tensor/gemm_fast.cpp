@@ -283,7 +283,7 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
 // takes) than over a B shared from 2^28, as AVX-512's tile once shared it where A is read in
 // place: on 2 cores of an Intel Xeon (Granite Rapids) 4-21% (bench/README.md, "Shared B on
 // Intel"), on 2 cores of a Zen 5 2-10%, and GPT-2 small's training step there 1.02-1.10x
-// ("Shared B from 2^31 on the Zen 5", in "The Zen 5 again"). With the AVX2 tile they were
+// ("Shared B from 2^31 on the Zen 5", in "The Zen 5 quiet"). With the AVX2 tile they were
 // 2-10% slower shared.
 std::atomic<int64_t> g_shared_b_from{0};  // 0, or the size a test set (SharedBFromGuard)
 int64_t shared_b_from() {
