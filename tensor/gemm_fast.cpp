@@ -621,12 +621,12 @@ void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int6
                             ldc, accumulate, threads, epilogue, band,
                             /*min_piece_tiles=*/1);
   // One large product: share packed B between the threads (above).
-  const bool a_here = a_in_place(fast_kernel(), {batch.a[0], a_rs, a_cs});
   if (batches == 1 && M * N * K >= shared_b_from() && M / kMR >= threads) {
     shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
                    accumulate, threads, epilogue);
     return;
   }
+  const bool a_here = a_in_place(fast_kernel(), {batch.a[0], a_rs, a_cs});
   // One product cut by rows whose B fits one packing per thread: rows handed out (above).
   if (hands_out_rows(batches, M, N, K, !a_here))
     return hand_out_rows(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
