@@ -216,8 +216,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                         continue;
                       }
                       const raw::LogSumExp s = lse[static_cast<size_t>(i)];
-                      for (int64_t j = 0; j < V; ++j)
-                        row[j] = detail::vector_exp(in[j] - s.max - s.log_sum);
+                      detail::exp_into(row, V, [&](int64_t j) QKV_INLINE_LAMBDA {
+                        return in[j] - s.max - s.log_sum;
+                      });
                       row[target] -= 1.0f;
                       for (int64_t j = 0; j < V; ++j) row[j] *= scale;
                     }

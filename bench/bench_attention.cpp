@@ -9,8 +9,10 @@
 // off (BM_GPTTrainStep/composed), and at GPT-2 small's shape (BM_GPTTrainStep/gpt2_small_shape:
 // C 768, 12 heads, 12 layers, T 128, B 4, 27 characters) and of GPT-2 small itself
 // (BM_GPTTrainStep/gpt2_small: the same with GPT-2's 50257 tokens, tied head and tanh GELU),
-// and the tiny GPT's attention kernels alone
-// (BM_FusedAttention/{causal,full}: B 32, T 64, 4 heads of 32, forward + backward).
+// the tiny GPT's attention kernels alone
+// (BM_FusedAttention/{causal,full}: B 32, T 64, 4 heads of 32, forward + backward), and GELU's
+// forward and the causal softmax at that config's shapes with and without the fast
+// exponentials (BM_ExpUsers).
 // Results are in bench/README.md.
 //
 //   ./build/release/bench/bench_attention --benchmark_repetitions=3
@@ -291,7 +293,37 @@ void run_fused_attention(benchmark::State& state, bool causal) {
   }
 }
 
+// The step's two largest users of e^x, with the fast exponentials (detail::exp_into, on with
+// the fused switch) and without, turn about in one process (--benchmark_enable_random_interleaving
+// helps): GELU's forward with its slope over the larger config's MLP activations (2048 x 512,
+// exact form), and the causal softmax over its attention scores (32 x 4 heads of 64 x 64).
+void run_exp_user(benchmark::State& state, bool gelu, bool fast) {
+  Generator g(0);
+  const Tensor x = gelu ? randn({2048, 512}, &g) : randn({32 * 4, 64, 64}, &g);
+  const FusedGuard use(fast);
+  for (auto _ : state) {
+    if (gelu) {
+      const raw::GeluWithSlope r = raw::gelu_with_slope(x, GeluApproximation::none);
+      benchmark::DoNotOptimize(r.slope.data_ptr());
+    } else {
+      const Tensor p = raw::causal_softmax(x, 1.0f, 5.656854f, 0);
+      benchmark::DoNotOptimize(p.data_ptr());
+    }
+  }
+  state.counters["floats_per_s"] = benchmark::Counter(
+      static_cast<double>(x.numel()), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void register_all() {
+  for (bool gelu : {true, false})
+    for (bool fast : {true, false})
+      benchmark::RegisterBenchmark(
+          (std::string(gelu ? "BM_ExpUsers/gelu_with_slope/" : "BM_ExpUsers/causal_softmax/") +
+           (fast ? "fast_exp" : "plain_exp"))
+              .c_str(),
+          [gelu, fast](benchmark::State& st) { run_exp_user(st, gelu, fast); })
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
   for (bool causal : {true, false})
     benchmark::RegisterBenchmark(
         causal ? "BM_FusedAttention/causal" : "BM_FusedAttention/full",

@@ -263,13 +263,21 @@ constexpr float kKappa = 0.044715f;
 struct GeluParts {
   float erf_or_tanh, e;
 };
+// The exact form in two halves, for a loop that takes the exponentials of a block at once
+// (gelu_with_slope_impl): the exponent, -u^2, and the parts given e = e^(-u^2).
+QKV_ALWAYS_INLINE inline float gelu_exp_arg(float x) {
+  const float u = x * kAlpha;
+  return -(u * u);
+}
+QKV_ALWAYS_INLINE inline GeluParts gelu_parts_given_exp(float x, float e) {
+  return {detail::erf_given_exp(x * kAlpha, e), e};
+}
 template <GeluApproximation kApprox>
 QKV_ALWAYS_INLINE inline GeluParts gelu_parts(float x) {
   if constexpr (kApprox == GeluApproximation::tanh) {
     return {detail::vector_tanh(kBeta * (x + kKappa * x * x * x)), 0.0f};
   } else {
-    const float u = x * kAlpha, e = detail::vector_exp(-(u * u));
-    return {detail::erf_given_exp(u, e), e};
+    return gelu_parts_given_exp(x, detail::vector_exp(gelu_exp_arg(x)));
   }
 }
 QKV_ALWAYS_INLINE inline float gelu_value(float x, GeluParts p) {  // the same in both forms
@@ -297,10 +305,30 @@ GeluWithSlope gelu_with_slope_impl(const Tensor& a_in) {
   float *y = r.out.data_ptr(), *s = r.slope.data_ptr();
   parallel_ranges(a.numel(), a.numel() >= kParallelVectorMathElements,
                   [&](int64_t begin, int64_t end) {
-                    for (int64_t i = begin; i < end; ++i) {
-                      const GeluParts p = gelu_parts<kApprox>(x[i]);
-                      y[i] = gelu_value(x[i], p);
-                      s[i] = gelu_slope<kApprox>(x[i], p);
+                    if constexpr (kApprox == GeluApproximation::tanh) {
+                      for (int64_t i = begin; i < end; ++i) {
+                        const GeluParts p = gelu_parts<kApprox>(x[i]);
+                        y[i] = gelu_value(x[i], p);
+                        s[i] = gelu_slope<kApprox>(x[i], p);
+                      }
+                    } else {
+                      // The exact form a block at a time: the block's exponentials first
+                      // (detail::exp_into, 16 at a time on AVX-512), then the rest of each
+                      // element's formula. The same bits as gelu_parts element by element.
+                      constexpr int64_t kBlock = 256;
+                      float e[kBlock];
+                      for (int64_t b = begin; b < end; b += kBlock) {
+                        const int64_t n = std::min(kBlock, end - b);
+                        const float* xb = x + b;
+                        detail::exp_into(e, n, [&](int64_t i) QKV_INLINE_LAMBDA {
+                          return gelu_exp_arg(xb[i]);
+                        });
+                        for (int64_t i = 0; i < n; ++i) {
+                          const GeluParts p = gelu_parts_given_exp(xb[i], e[i]);
+                          y[b + i] = gelu_value(xb[i], p);
+                          s[b + i] = gelu_slope<kApprox>(xb[i], p);
+                        }
+                      }
                     }
                   });
   return r;

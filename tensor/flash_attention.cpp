@@ -108,7 +108,7 @@ void tile_weights(float* S, int64_t rows, int64_t bc, const float* lse) {
       std::fill(s, s + bc, 0.0f);
       continue;
     }
-    for (int64_t c = 0; c < bc; ++c) s[c] = detail::vector_exp(s[c] - l);
+    detail::exp_into(s, bc, [&](int64_t c) QKV_INLINE_LAMBDA { return s[c] - l; });
   }
 }
 
@@ -147,7 +147,7 @@ FlashAttentionOutput flash_attention_forward(const Tensor& q_in, const Tensor& k
         const float m_new = std::max(m[r], tile_m);
         const float correction = std::exp(m[r] - m_new);  // 0 on the row's first tile
         float sum = 0.0f;
-        for (int64_t c = 0; c < bc; ++c) s[c] = detail::vector_exp(s[c] - m_new);
+        detail::exp_into(s, bc, [&](int64_t c) QKV_INLINE_LAMBDA { return s[c] - m_new; });
         for (int64_t c = 0; c < bc; ++c) sum += s[c];
         l[r] = l[r] * correction + sum;
         m[r] = m_new;

@@ -13,19 +13,14 @@ bool from_environment() {
   return value == nullptr || std::strcmp(value, "0") != 0;
 }
 
-std::atomic<bool>& switch_state() {
-  static std::atomic<bool> on{from_environment()};
-  return on;
-}
-
 }  // namespace
 
-bool fused_enabled() {
-  return switch_state().load(std::memory_order_relaxed);
-}
+// Set as the program starts, before main (a static initialiser). A static initialiser of
+// another file that ran before it would read false: the plain paths.
+std::atomic<bool> detail::g_fused_on{from_environment()};
 
 void set_fused_enabled(bool on) {
-  switch_state().store(on, std::memory_order_relaxed);
+  detail::g_fused_on.store(on, std::memory_order_relaxed);
 }
 
 }  // namespace qkv

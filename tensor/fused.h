@@ -5,14 +5,26 @@
 // core (attention/core.h) runs the fused multi-head kernel (tensor/fused_attention.h) for plain
 // self-attention, and the one-kernel causal softmax for a plain causal mask. Each gives the
 // numbers of the composed ops it replaces, and a test holds it to them. Turned off, every
-// entry point runs its composed ops: the code a learner reads, step by step.
+// entry point runs its composed ops: the code a learner reads, step by step. The same switch
+// turns off a hand-written loop beneath the plain ones: on AVX-512, the exponentials of softmax
+// and of GELU's forward are taken 16 at a time with instructions the compiler does not choose
+// for them (detail::exp_into in vector_math.h), the same bits as the plain loop.
 //
 // On by default; QKV_FUSED=0 in the environment starts a program with it off.
 #pragma once
 
+#include <atomic>
+
 namespace qkv {
 
-bool fused_enabled();
+namespace detail {
+extern std::atomic<bool> g_fused_on;  // read at start-up from QKV_FUSED (fused.cpp)
+}  // namespace detail
+
+// Inline, as a softmax row asks it for every row: one load, no call.
+inline bool fused_enabled() {
+  return detail::g_fused_on.load(std::memory_order_relaxed);
+}
 void set_fused_enabled(bool on);
 
 // Sets the switch for a scope and restores it after: { FusedGuard plain(false); ... }

@@ -93,7 +93,7 @@ const auto kMax = [](auto a, auto b) QKV_INLINE_LAMBDA { return b > a ? b : a; }
 // depends only on n: the same result on any number of threads.
 template <class Length>
 float exp_and_sum(const float* x, float m, float* y, Length n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = detail::vector_exp(x[i] - m);
+  detail::exp_into(y, n, [&](int64_t i) QKV_INLINE_LAMBDA { return x[i] - m; });
   const int64_t whole = n / kLanes * kLanes;
   Lanes lane = splat(0.0f);
   for (int64_t i = 0; i < whole; i += kLanes) lane = lane + load_lanes(y + i);

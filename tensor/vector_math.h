@@ -12,6 +12,15 @@
 #include <cstring>
 #include <type_traits>
 
+#include "tensor/fused.h"
+
+#if defined(__AVX512F__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define QKV_AVX512_EXP 1
+#else
+#define QKV_AVX512_EXP 0
+#endif
+
 // For lambdas handed to an elementwise loop: without it, a lambda this long may be compiled as
 // a call per element, and a loop with a call in it is never vectorised.
 #if defined(__GNUC__) || defined(__clang__)
@@ -75,6 +84,61 @@ QKV_ALWAYS_INLINE inline float vector_exp(float x) {
   // Far below the smallest normal float the answer is 0 (and a masked -inf score lands here:
   // its weight must be exactly 0); NaN stays NaN.
   return bit_select(x >= -87.0f, y, bit_select(x != x, x, 0.0f));
+}
+
+// vector_exp for 16 floats at once in AVX-512's own instructions, bit for bit the compiled loop
+// of vector_exp (tests/tensor/test_elementwise.cpp compares 33 million bit patterns). GCC 12
+// compiles that loop into 35 instructions for 16 floats, this into 21: the floor is one
+// vrndscaleps where the loop truncates, converts back, compares and corrects; 2^n is one
+// vscalefps (a multiply by 2^n, exact as the loop's is) for an add, a shift and a multiply; the
+// clamps are a max and a min, and the checks at the end two masked moves. Over 64 Ki floats on
+// one core of a Zen 5: 0.15 ns a float instead of 0.29.
+#if QKV_AVX512_EXP
+QKV_ALWAYS_INLINE inline __m512 vector_exp16(__m512 x) {
+  // (The maskz_ forms with every lane on are the plain instructions; GCC 12 warns of an
+  // uninitialised value inside the plain intrinsics, a false alarm that -Werror would stop on.)
+  constexpr __mmask16 all = 0xFFFF;
+  // max(x, -88) is -88 for a NaN x (vmaxps returns its second operand then), as bit_select is.
+  const __m512 xc = _mm512_maskz_min_ps(
+      all, _mm512_maskz_max_ps(all, x, _mm512_set1_ps(-88.0f)), _mm512_set1_ps(88.0f));
+  const __m512 t =
+      _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f));
+  const __m512 n = _mm512_maskz_roundscale_ps(all, t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 er = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), _mm512_set1_ps(1.0f));
+  const __m512 y = _mm512_maskz_scalef_ps(all, er, n);
+  const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_GE_OQ);
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  return _mm512_mask_mov_ps(_mm512_maskz_mov_ps(normal, y), nan, x);
+}
+#endif
+
+// y[i] = vector_exp(arg(i)) for i in [0, n): the plain loop, or, on AVX-512 with the fused
+// switch on (fused.h), the arguments first, then vector_exp16 over them in place, 16 at a time
+// (the last few under a mask). The same bits either way. n may be a std::integral_constant.
+template <class Length, class Arg>
+QKV_ALWAYS_INLINE inline void exp_into(float* y, Length n, Arg arg) {
+#if QKV_AVX512_EXP
+  if (fused_enabled()) {
+    for (int64_t i = 0; i < n; ++i) y[i] = arg(i);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, vector_exp16(_mm512_loadu_ps(y + i)));
+    if (i < n) {
+      const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1);
+      _mm512_mask_storeu_ps(y + i, tail, vector_exp16(_mm512_maskz_loadu_ps(tail, y + i)));
+    }
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) y[i] = vector_exp(arg(i));
 }
 
 // erf(x) by Abramowitz and Stegun 7.1.26: erf|x| = 1 - (a1 t + ... + a5 t^5) e^(-x^2) with

@@ -167,6 +167,105 @@ TEST(Elementwise, VectorTanhIsWithinTwoUlpOfTanh) {
   EXPECT_TRUE(std::isnan(detail::vector_tanh(NAN)));
 }
 
+// The fast exponentials (detail::exp_into, fused.h's switch) give the plain loop's bits: over
+// every 131st bit pattern of a float (33 million, NaNs and infinities among them), then the
+// edges of vector_exp's clamps and of its cut to 0, and rows of 1 to 40 (the masked tail).
+// Compared as bits: a NaN in gives the same NaN out.
+std::vector<uint32_t> exp_edges() {
+  std::vector<uint32_t> v;
+  for (float x : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 88.0f, -88.0f, -87.0f, 87.0f,
+                  88.7f, -87.3f, -103.0f, 1e-45f, -1e-45f, 1.17549435e-38f})
+    for (int d = -3; d <= 3; ++d) v.push_back(std::bit_cast<uint32_t>(x) + d);
+  return v;
+}
+::testing::AssertionResult exp_into_matches(const std::vector<float>& x) {
+  std::vector<float> fast(x.size()), plain(x.size());
+  const auto arg = [&](int64_t i) { return x[static_cast<size_t>(i)]; };
+  {
+    FusedGuard on(true);
+    detail::exp_into(fast.data(), static_cast<int64_t>(x.size()), arg);
+  }
+  {
+    FusedGuard off(false);
+    detail::exp_into(plain.data(), static_cast<int64_t>(x.size()), arg);
+  }
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::bit_cast<uint32_t>(plain[i]) != std::bit_cast<uint32_t>(detail::vector_exp(x[i])))
+      return ::testing::AssertionFailure() << "the plain loop is not vector_exp at " << x[i];
+    if (std::bit_cast<uint32_t>(fast[i]) != std::bit_cast<uint32_t>(plain[i]))
+      return ::testing::AssertionFailure()
+             << "exp of " << std::hexfloat << x[i] << ": " << fast[i] << " fast, " << plain[i]
+             << " plain";
+  }
+  return ::testing::AssertionSuccess();
+}
+TEST(Elementwise, FastExpIsVectorExpBitForBit) {
+  std::vector<float> x;
+  x.reserve(size_t{1} << 20);
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 131) {
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+    if (x.size() == x.capacity()) {
+      ASSERT_TRUE(exp_into_matches(x));
+      x.clear();
+    }
+  }
+  for (uint32_t b : exp_edges()) x.push_back(std::bit_cast<float>(b));
+  ASSERT_TRUE(exp_into_matches(x));
+  for (size_t n = 1; n <= 40; ++n)
+    EXPECT_TRUE(exp_into_matches(std::vector<float>(x.end() - static_cast<std::ptrdiff_t>(n), x.end())));
+}
+
+// GELU's forward with its slope takes its exponentials a block at a time through exp_into:
+// on or off, and against raw::gelu and raw::gelu_derivative (the formula element by element),
+// bit for bit over every 4099th float from -16 to 16 (parallel chunks, blocks and tails).
+TEST(Elementwise, GeluWithSlopeIsTheSameWithTheFastExp) {
+  std::vector<float> v;
+  for (uint32_t bits = 0; bits < std::bit_cast<uint32_t>(16.0f); bits += 4099) {
+    v.push_back(std::bit_cast<float>(bits));
+    v.push_back(-std::bit_cast<float>(bits));
+  }
+  for (uint32_t b : exp_edges()) v.push_back(std::bit_cast<float>(b));
+  const Tensor x = from_vector(v, {static_cast<int64_t>(v.size())});
+  const raw::GeluWithSlope fast = raw::gelu_with_slope(x, GeluApproximation::none);
+  raw::GeluWithSlope plain;
+  {
+    FusedGuard off(false);
+    plain = raw::gelu_with_slope(x, GeluApproximation::none);
+  }
+  const auto same_bits = [](const Tensor& a, const Tensor& b) {
+    const float *pa = a.data_ptr(), *pb = b.data_ptr();
+    for (int64_t i = 0; i < a.numel(); ++i)
+      if (std::bit_cast<uint32_t>(pa[i]) != std::bit_cast<uint32_t>(pb[i]) &&
+          !(std::isnan(pa[i]) && std::isnan(pb[i])))
+        return ::testing::AssertionFailure() << "element " << i << ": " << pa[i] << " vs " << pb[i];
+    return ::testing::AssertionSuccess();
+  };
+  EXPECT_TRUE(same_bits(fast.out, plain.out));
+  EXPECT_TRUE(same_bits(fast.slope, plain.slope));
+  EXPECT_TRUE(same_bits(fast.out, raw::gelu(x)));
+  EXPECT_TRUE(same_bits(fast.slope, raw::gelu_derivative(x)));
+}
+
+// Softmax rows take their exponentials through exp_into too: the same bits on or off, for rows
+// of 1 to 70 keys (the lengths 16 to 64 that attention's rows are compiled for among them),
+// masked causal rows, and log-softmax.
+TEST(Elementwise, SoftmaxIsTheSameWithTheFastExp) {
+  Generator g(31);
+  for (int64_t n = 1; n <= 70; ++n) {
+    const Tensor x = raw::mul(randn({5, n}, &g), 6.0f);
+    Tensor fast[3], plain[3];
+    for (bool on : {true, false}) {
+      FusedGuard use(on);
+      Tensor* out = on ? fast : plain;
+      out[0] = raw::softmax(x, -1);
+      out[1] = raw::log_softmax(x, -1);
+      const Tensor rows = raw::contiguous(raw::expand(raw::reshape(x, {5, 1, n}), {5, n, n}));
+      out[2] = raw::causal_softmax(rows, 1.0f, 1.7f, 0);
+    }
+    for (int k = 0; k < 3; ++k) EXPECT_TRUE(testing::tensor_equal(fast[k], plain[k])) << n << " " << k;
+  }
+}
+
 TEST(Elementwise, GeluMatchesTorchValues) {
   // torch.nn.functional.gelu(torch.tensor([-3., -1., -0.5, 0., 0.5, 1., 3.]))
   Tensor x = tensor({-3, -1, -0.5, 0, 0.5, 1, 3});
