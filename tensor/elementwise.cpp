@@ -320,9 +320,8 @@ GeluWithSlope gelu_with_slope_impl(const Tensor& a_in) {
                       for (int64_t b = begin; b < end; b += kBlock) {
                         const int64_t n = std::min(kBlock, end - b);
                         const float* xb = x + b;
-                        detail::exp_into(e, n, [&](int64_t i) QKV_INLINE_LAMBDA {
-                          return gelu_exp_arg(xb[i]);
-                        });
+                        detail::exp_into(
+                            e, n, [&](int64_t i) QKV_INLINE_LAMBDA { return gelu_exp_arg(xb[i]); });
                         for (int64_t i = 0; i < n; ++i) {
                           const GeluParts p = gelu_parts_given_exp(xb[i], e[i]);
                           y[b + i] = gelu_value(xb[i], p);

@@ -173,8 +173,8 @@ TEST(Elementwise, VectorTanhIsWithinTwoUlpOfTanh) {
 // Compared as bits: a NaN in gives the same NaN out.
 std::vector<uint32_t> exp_edges() {
   std::vector<uint32_t> v;
-  for (float x : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 88.0f, -88.0f, -87.0f, 87.0f,
-                  88.7f, -87.3f, -103.0f, 1e-45f, -1e-45f, 1.17549435e-38f})
+  for (float x : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 88.0f, -88.0f, -87.0f, 87.0f, 88.7f,
+                  -87.3f, -103.0f, 1e-45f, -1e-45f, 1.17549435e-38f})
     for (int d = -3; d <= 3; ++d) v.push_back(std::bit_cast<uint32_t>(x) + d);
   return v;
 }
@@ -193,9 +193,8 @@ std::vector<uint32_t> exp_edges() {
     if (std::bit_cast<uint32_t>(plain[i]) != std::bit_cast<uint32_t>(detail::vector_exp(x[i])))
       return ::testing::AssertionFailure() << "the plain loop is not vector_exp at " << x[i];
     if (std::bit_cast<uint32_t>(fast[i]) != std::bit_cast<uint32_t>(plain[i]))
-      return ::testing::AssertionFailure()
-             << "exp of " << std::hexfloat << x[i] << ": " << fast[i] << " fast, " << plain[i]
-             << " plain";
+      return ::testing::AssertionFailure() << "exp of " << std::hexfloat << x[i] << ": " << fast[i]
+                                           << " fast, " << plain[i] << " plain";
   }
   return ::testing::AssertionSuccess();
 }
@@ -212,7 +211,8 @@ TEST(Elementwise, FastExpIsVectorExpBitForBit) {
   for (uint32_t b : exp_edges()) x.push_back(std::bit_cast<float>(b));
   ASSERT_TRUE(exp_into_matches(x));
   for (size_t n = 1; n <= 40; ++n)
-    EXPECT_TRUE(exp_into_matches(std::vector<float>(x.end() - static_cast<std::ptrdiff_t>(n), x.end())));
+    EXPECT_TRUE(
+        exp_into_matches(std::vector<float>(x.end() - static_cast<std::ptrdiff_t>(n), x.end())));
 }
 
 // GELU's forward with its slope takes its exponentials a block at a time through exp_into:
@@ -262,7 +262,8 @@ TEST(Elementwise, SoftmaxIsTheSameWithTheFastExp) {
       const Tensor rows = raw::contiguous(raw::expand(raw::reshape(x, {5, 1, n}), {5, n, n}));
       out[2] = raw::causal_softmax(rows, 1.0f, 1.7f, 0);
     }
-    for (int k = 0; k < 3; ++k) EXPECT_TRUE(testing::tensor_equal(fast[k], plain[k])) << n << " " << k;
+    for (int k = 0; k < 3; ++k)
+      EXPECT_TRUE(testing::tensor_equal(fast[k], plain[k])) << n << " " << k;
   }
 }
 
