@@ -62,6 +62,15 @@ QKV_ALWAYS_INLINE inline float bit_select(bool c, float a, float b) {
                               (std::bit_cast<uint32_t>(b) & ~mask));
 }
 
+// vector_exp's numbers, one set for it and for its intrinsics forms (vector_exp16, vector_exp8).
+constexpr float kExpLow = -88.0f, kExpHigh = 88.0f;  // the clamps
+constexpr float kExpZeroBelow = -87.0f;              // e^x is 0 below this
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;  // ln 2 in two parts
+// e^r = 1 + r + r^2 P(r) for |r| <= ln2 / 2, P's coefficients from the highest power down.
+constexpr float kExpP[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                            4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+
 // e^x, written so the compiler can run 8 or 16 of them at once (no calls, no branches):
 // Cephes' expf, as in avx_mathfun. x = n ln2 + r with |r| <= ln2 / 2, then e^x = 2^n e^r with
 // e^r from a degree-5 polynomial. Within 2 ulp of the exact value for x in [-87, 88]; 0 below
@@ -70,28 +79,28 @@ QKV_ALWAYS_INLINE inline float bit_select(bool c, float a, float b) {
 QKV_ALWAYS_INLINE inline float vector_exp(float x) {
   // Clamp to [-88, 88] first so the int conversion below is always defined (a NaN becomes -88
   // here and is put back at the end).
-  float xc = bit_select(x > -88.0f, x, -88.0f);
-  xc = bit_select(xc < 88.0f, xc, 88.0f);
+  float xc = bit_select(x > kExpLow, x, kExpLow);
+  xc = bit_select(xc < kExpHigh, xc, kExpHigh);
   // n = round(x / ln2) = floor(x / ln2 + 1/2), floor written as truncation then a fix for
   // negatives (std::floor would block vectorisation: it may raise a floating-point flag).
-  const float t = xc * 1.44269504088896341f + 0.5f;
+  const float t = xc * kLog2e + 0.5f;
   int32_t n_int = static_cast<int32_t>(t);
   n_int -= static_cast<float>(n_int) > t ? 1 : 0;
   const float n = static_cast<float>(n_int);
-  const float r = xc - n * 0.693359375f - n * -2.12194440e-4f;  // x - n ln2, ln2 in two parts
+  const float r = xc - n * kLn2Hi - n * kLn2Lo;  // x - n ln2
   const float r2 = r * r;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  float p = kExpP[0];
+  p = p * r + kExpP[1];
+  p = p * r + kExpP[2];
+  p = p * r + kExpP[3];
+  p = p * r + kExpP[4];
+  p = p * r + kExpP[5];
   const float er = p * r2 + r + 1.0f;        // e^r
   const int32_t bits = (n_int + 127) << 23;  // 2^n as a float's bits
   const float y = er * std::bit_cast<float>(bits);
   // Far below the smallest normal float the answer is 0 (and a masked -inf score lands here:
   // its weight must be exactly 0); NaN stays NaN.
-  return bit_select(x >= -87.0f, y, bit_select(x != x, x, 0.0f));
+  return bit_select(x >= kExpZeroBelow, y, bit_select(x != x, x, 0.0f));
 }
 
 // vector_exp for 16 floats at once in AVX-512's own instructions, bit for bit the compiled loop
@@ -108,46 +117,47 @@ QKV_ALWAYS_INLINE inline __m512 vector_exp16(__m512 x) {
   // uninitialised value inside the plain intrinsics, a false alarm that -Werror would stop on.)
   constexpr __mmask16 all = 0xFFFF;
   // max(x, -88) is -88 for a NaN x (vmaxps returns its second operand then), as bit_select is.
-  const __m512 xc = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, x, _mm512_set1_ps(-88.0f)),
-                                        _mm512_set1_ps(88.0f));
-  const __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f));
+  const __m512 xc = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, x, _mm512_set1_ps(kExpLow)),
+                                        _mm512_set1_ps(kExpHigh));
+  const __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(kLog2e), _mm512_set1_ps(0.5f));
   const __m512 n = _mm512_maskz_roundscale_ps(all, t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), xc);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
   const __m512 r2 = _mm512_mul_ps(r, r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  __m512 p = _mm512_set1_ps(kExpP[0]);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[1]));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[2]));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[3]));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[4]));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[5]));
   const __m512 er = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), _mm512_set1_ps(1.0f));
   const __m512 y = _mm512_maskz_scalef_ps(all, er, n);
-  const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_GE_OQ);
+  const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpZeroBelow), _CMP_GE_OQ);
   const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
   return _mm512_mask_mov_ps(_mm512_maskz_mov_ps(normal, y), nan, x);
 }
 #elif QKV_EXP_LANES == 8
 QKV_ALWAYS_INLINE inline __m256 vector_exp8(__m256 x) {
   // max(x, -88) is -88 for a NaN x (vmaxps returns its second operand then), as bit_select is.
-  const __m256 xc = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-88.0f)), _mm256_set1_ps(88.0f));
-  const __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f));
+  const __m256 xc =
+      _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kExpLow)), _mm256_set1_ps(kExpHigh));
+  const __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(kLog2e), _mm256_set1_ps(0.5f));
   const __m256 n = _mm256_round_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), xc);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
   const __m256 r2 = _mm256_mul_ps(r, r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  __m256 p = _mm256_set1_ps(kExpP[0]);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[1]));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[2]));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[3]));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[4]));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[5]));
   const __m256 er = _mm256_add_ps(_mm256_fmadd_ps(p, r2, r), _mm256_set1_ps(1.0f));
   // 2^n as a float's bits, as vector_exp makes it.
   const __m256i bits =
       _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   const __m256 y = _mm256_mul_ps(er, _mm256_castsi256_ps(bits));
-  const __m256 normal = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);
+  const __m256 normal = _mm256_cmp_ps(x, _mm256_set1_ps(kExpZeroBelow), _CMP_GE_OQ);
   const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
   return _mm256_blendv_ps(_mm256_and_ps(y, normal), x, nan);
 }
