@@ -1,6 +1,7 @@
 // simd.h: which vector registers this build targets, decided once from the compiler's own
-// target macros. The GEMM micro-kernels (gemm_kernel.cpp) and the FMA-peak probe (fma_peak.cpp) are
-// written for them; everything else lets the compiler vectorise plain loops.
+// target macros. The GEMM micro-kernels (gemm_kernel.cpp), the FMA-peak probe (fma_peak.cpp)
+// and the exponentials' fast form (exp_into in vector_math.h, in AVX-512's or AVX2's
+// intrinsics) are written for them; everything else lets the compiler vectorise plain loops.
 //
 //   QKV_SIMD_LANES  floats in one vector register of the build's target:
 //                   16  AVX-512 (x86-64 with -march=native on a machine that has it)

@@ -15,18 +15,16 @@
 #include <type_traits>
 
 #include "tensor/fused.h"
+#include "tensor/simd.h"
 
-// How many floats at once exp_into (below) takes its exponentials in intrinsics: 16 on
-// AVX-512, 8 on AVX2 with FMA, 0 (the plain loop only) elsewhere.
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX512F__)
-#define QKV_EXP_LANES 16
-#elif (defined(__GNUC__) || defined(__clang__)) && defined(__AVX2__) && defined(__FMA__)
-#define QKV_EXP_LANES 8
+// How many floats at once exp_into (below) takes its exponentials in intrinsics: the build's
+// vector width where it is x86's (simd.h), 16 on AVX-512 and 8 on AVX2 with FMA; 0 (the plain
+// loop only) elsewhere.
+#if QKV_SIMD_LANES == 16 || QKV_SIMD_LANES == 8
+#define QKV_EXP_LANES QKV_SIMD_LANES
+#include <immintrin.h>
 #else
 #define QKV_EXP_LANES 0
-#endif
-#if QKV_EXP_LANES
-#include <immintrin.h>
 #endif
 
 // For lambdas handed to an elementwise loop: without it, a lambda this long may be compiled as
