@@ -313,8 +313,9 @@ GeluWithSlope gelu_with_slope_impl(const Tensor& a_in) {
                       }
                     } else {
                       // The exact form a block at a time: the block's exponentials first
-                      // (detail::exp_into, 16 at a time on AVX-512), then the rest of each
-                      // element's formula. The same bits as gelu_parts element by element.
+                      // (detail::exp_into, 16 or 8 at a time on AVX-512 or AVX2), then the
+                      // rest of each element's formula. The same bits as gelu_parts element
+                      // by element.
                       constexpr int64_t kBlock = 256;
                       float e[kBlock];
                       for (int64_t b = begin; b < end; b += kBlock) {
