@@ -88,11 +88,7 @@ QKV_ALWAYS_INLINE inline float vector_exp(float x) {
   const float r = xc - n * kLn2Hi - n * kLn2Lo;  // x - n ln2
   const float r2 = r * r;
   float p = kExpP[0];
-  p = p * r + kExpP[1];
-  p = p * r + kExpP[2];
-  p = p * r + kExpP[3];
-  p = p * r + kExpP[4];
-  p = p * r + kExpP[5];
+  for (int k = 1; k < 6; ++k) p = p * r + kExpP[k];  // Horner's rule
   const float er = p * r2 + r + 1.0f;        // e^r
   const int32_t bits = (n_int + 127) << 23;  // 2^n as a float's bits
   const float y = er * std::bit_cast<float>(bits);
@@ -123,11 +119,7 @@ QKV_ALWAYS_INLINE inline __m512 vector_exp16(__m512 x) {
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
   const __m512 r2 = _mm512_mul_ps(r, r);
   __m512 p = _mm512_set1_ps(kExpP[0]);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[1]));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[2]));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[3]));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[4]));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[5]));
+  for (int k = 1; k < 6; ++k) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP[k]));
   const __m512 er = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), _mm512_set1_ps(1.0f));
   const __m512 y = _mm512_maskz_scalef_ps(all, er, n);
   const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpZeroBelow), _CMP_GE_OQ);
@@ -145,11 +137,7 @@ QKV_ALWAYS_INLINE inline __m256 vector_exp8(__m256 x) {
   r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
   const __m256 r2 = _mm256_mul_ps(r, r);
   __m256 p = _mm256_set1_ps(kExpP[0]);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[1]));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[2]));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[3]));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[4]));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[5]));
+  for (int k = 1; k < 6; ++k) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP[k]));
   const __m256 er = _mm256_add_ps(_mm256_fmadd_ps(p, r2, r), _mm256_set1_ps(1.0f));
   // 2^n as a float's bits, as vector_exp makes it.
   const __m256i bits =
@@ -163,8 +151,8 @@ QKV_ALWAYS_INLINE inline __m256 vector_exp8(__m256 x) {
 
 // y[i] = vector_exp(arg(i)) for i in [0, n): the plain loop, or, where QKV_EXP_LANES is not 0
 // and the fused switch is on (fused.h), the arguments first, then vector_exp16 or vector_exp8
-// over them in place (the last few under a mask).
-// The same bits either way. n may be a std::integral_constant.
+// over them in place (the last few under a mask). The same bits either way. n may be a
+// std::integral_constant.
 template <class Length, class Arg>
 QKV_ALWAYS_INLINE inline void exp_into(float* y, Length n, Arg arg) {
 #if QKV_EXP_LANES
