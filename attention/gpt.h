@@ -9,7 +9,7 @@
 //   Block:  x = x + attn(ln1(x))                             pre-LayerNorm, residual
 //           x = x + mlp(ln2(x))
 //   attn:   q, k, v = Linear(C, C) each, split into H heads of D, then the attention core
-//           (core.h) with a causal mask (which can be switched off: the lesson of lesson 15),
+//           (core.h) with a causal mask (which can be switched off: the lesson of lesson 16),
 //           the heads merged and mixed by o. With fused paths on (tensor/fused.h) the core
 //           runs its fused multi-head kernel for training and evaluation: the same numbers.
 //   mlp:    proj(gelu(fc(x))), width 4C, exact GELU (GPT-2: its tanh approximation)
@@ -28,7 +28,7 @@ struct GPTConfig {
   int64_t vocab_size = 0;
   int64_t n_embd = 64, n_head = 4, n_layer = 2, block = 32;
   bool causal = true;
-  // RoPE instead of the learned position table (lesson 21): no pos.weight, q and k rotated in
+  // RoPE instead of the learned position table (lesson 22): no pos.weight, q and k rotated in
   // every block; sequences may then be longer than block (no table to run out of).
   bool rope = false;
   // GPT-2's choices (attention/gpt2.h reads them from a Hugging Face config.json):

@@ -1,6 +1,6 @@
 // gpt2.h: OpenAI's GPT-2, from a Hugging Face checkpoint folder, as qkv's own GPT (gpt.h).
 //
-// GPT-2 is the tiny GPT of lesson 15 with four choices of its own, all GPTConfig fields:
+// GPT-2 is the tiny GPT of lesson 16 with four choices of its own, all GPTConfig fields:
 // GELU's tanh approximation, LayerNorm's eps from the config, the output head tied to the
 // token table, and its sizes (GPT-2 small: C 768, 12 heads, 12 layers, 1,024 positions,
 // 50,257 tokens). It runs through the same Block, the same attention core and the same KV cache.

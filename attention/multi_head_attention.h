@@ -18,7 +18,7 @@
 //     window         sliding-window causal attention (Mistral, Gemma): the last `window` keys
 //     rope, alibi    positions by rotation or by a distance penalty (positions.h)
 //     flash          the tiled kernel, O(T * D) memory (core.h)
-//     frontier       qk_norm, softcap, sinks and gate (lesson 22), apart from the classic ones
+//     frontier       qk_norm, softcap, sinks and gate (lesson 23), apart from the classic ones
 //   and forward(x, mask, cache) decodes incrementally with a KVCache (kv_cache.h).
 #pragma once
 
@@ -41,7 +41,7 @@ class MultiHeadAttentionWrapper : public nn::UnaryModule {
   Tensor attention_weights;  // of the last forward, without history: (..., H, T, T)
 };
 
-// The frontier options (lesson 22), kept apart from the classic ones: each adds one piece to
+// The frontier options (lesson 23), kept apart from the classic ones: each adds one piece to
 // the module, a named step in its forward, and all are off by default.
 struct FrontierOptions {
   bool qk_norm = false;  // RMSNorm of each head's q and k before the scores (Qwen3, OLMo 2):

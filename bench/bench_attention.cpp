@@ -201,7 +201,7 @@ double peak_gflops() {
   return highest_fma_peak_gflops(num_threads(), int64_t{1} << 23, 3);
 }
 
-// One training step of lesson 15's model: forward + cross-entropy, backward, AdamW. Random
+// One training step of lesson 16's model: forward + cross-entropy, backward, AdamW. Random
 // tokens: the arithmetic does not depend on what they are. The larger config (C 128, 4 heads,
 // 4 layers, T 64, B 32) and GPT-2 small's shape (C 768, 12 heads, 12 layers, T 128, B 4) with a
 // character vocabulary of 27, as the PyTorch twin trains them (bench/compare_pytorch.sh); and

@@ -2,7 +2,7 @@
 # compare_pytorch.sh: the tiny GPT's training speed against its PyTorch twin, interleaved.
 #
 # Each round runs the PyTorch twin (tools/tiny_gpt_twin.py, PyTorch 1.13 under /usr/bin/python3)
-# and lesson 15 on the same corpus, flags and steps, one after the other
+# and lesson 16 on the same corpus, flags and steps, one after the other
 # (PyTorch first in odd rounds, qkv first in even ones), and prints both tokens/s and their
 # ratio; the last line is the median ratio over the rounds. The machine is shared and noisy,
 # so only ratios from one run of this script, and their median, mean much.
@@ -10,7 +10,7 @@
 #   bash bench/compare_pytorch.sh ROUNDS default|larger|gpt2_small [STEPS] [TORCH_THREADS]
 #        [QKV_THREADS]
 #
-# default:    n_embd 64, 4 heads, 2 layers, block 32, batch 16 (lesson 15's defaults);
+# default:    n_embd 64, 4 heads, 2 layers, block 32, batch 16 (lesson 16's defaults);
 # larger:     n_embd 128, 4 heads, 4 layers, block 64, batch 32;
 # gpt2_small: GPT-2 small's shape, n_embd 768, 12 heads, 12 layers, block 128, batch 4 (85M
 #             parameters with the corpus's 27 characters; one validation batch). STEPS defaults to 200;
@@ -40,7 +40,7 @@ if [[ -n "${TORCH_OPENBLAS_CORETYPE:-}" ]]; then
 fi
 qkv_threads=${5:-2}
 reference=${REFERENCE:-tools/tiny_gpt_twin.py}
-program=./build/release/tutorials/15_train_tiny_gpt
+program=./build/release/tutorials/16_train_tiny_gpt
 corpus=${CORPUS:-/tmp/qkv_compare_corpus.txt}
 
 case "$config" in

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # llmc_yardstick.sh: llm.c's CPU trainer (train_gpt2.c, C with OpenMP) at the tiny GPT's
-# configs, as a yardstick for lesson 15. llm.c is never a dependency: this script builds it
+# configs, as a yardstick for lesson 16. llm.c is never a dependency: this script builds it
 # from a checkout the user gives, in a folder of its own, and nothing of it is committed here.
 #
 #   bash bench/llmc_yardstick.sh prepare LLMC_DIR default|larger|gpt2_small STEPS WORKDIR
@@ -9,16 +9,16 @@
 # prepare copies train_gpt2.c from LLMC_DIR (git clone https://github.com/karpathy/llm.c) into
 # WORKDIR and changes five lines of its main(): the batch size B and length T of the config,
 # STEPS training steps, and no validation loss and no sampling between them (train_gpt2.c
-# computes both every 10 and 20 steps; lesson 15 and the PyTorch twin time neither). It builds it
+# computes both every 10 and 20 steps; lesson 16 and the PyTorch twin time neither). It builds it
 # as llm.c's Makefile does on Linux (gcc -Ofast -march=native -fopenmp), and writes what it
 # reads: a checkpoint of the config's shape (llm.c's format, version 3: a header of 256 ints,
 # then every parameter as float32; 0.02 * randn, with the vocabulary unpadded, Vp = V = 27, the
-# character vocabulary of lesson 15's corpus) and token files of random ids below 27 (the
+# character vocabulary of lesson 16's corpus) and token files of random ids below 27 (the
 # arithmetic does not depend on which tokens they are).
 #
 # run trains with OMP_NUM_THREADS=THREADS (default 2) and prints
 #   tokens_per_s=... step_ms=...
-# over every step, the first included, as lesson 15 and the twin count theirs.
+# over every step, the first included, as lesson 16 and the twin count theirs.
 #
 # Configs, as compare_pytorch.sh names them (FLOPs per token in bench/README.md):
 #   default:    C 64, 4 heads, 2 layers, T 32, B 16

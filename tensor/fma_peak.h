@@ -1,7 +1,7 @@
 // fma_peak.h: the most floating-point work this machine can do, measured. On each thread,
 // independent chains of vector fused multiply-adds: enough of them that no instruction waits
 // for another's result, few enough to stay in registers. No kernel can beat it, so it is the
-// yardstick of every "share of peak" (lesson 23, bench/bench_matmul).
+// yardstick of every "share of peak" (lesson 24, bench/bench_matmul).
 #pragma once
 
 #include <cstdint>

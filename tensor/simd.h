@@ -10,7 +10,7 @@
 //                    4  SSE (any other x86-64 build: the `portable` preset; its GEMM still
 //                       runs an AVX2 kernel where the CPU has AVX2, chosen at run time)
 //                    0  none: a compiler without GCC/Clang vector extensions (MSVC)
-//   QKV_SIMD_NAME   the same in words, for what configure, lesson 23 and the benchmarks print.
+//   QKV_SIMD_NAME   the same in words, for what configure, lesson 24 and the benchmarks print.
 //   QKV_AVX2_AT_RUN_TIME  1 in an SSE build of x86-64, which may assume SSE2 only but asks the
 //                   CPU for AVX2 and FMA when it runs (cpu_has_avx2_fma): where they are there,
 //                   its GEMM runs an AVX2 kernel (gemm_kernel.cpp) and the FMA-peak probe

@@ -1,4 +1,4 @@
-"""Generates tests/attention/torch_gpt_reference.inc: what lesson 15's PyTorch twin
+"""Generates tests/attention/torch_gpt_reference.inc: what lesson 16's PyTorch twin
 (tools/tiny_gpt_twin.py) builds and computes, as C++ literals, so tests/attention holds qkv's tiny GPT to it without
 Python: the parameter names and shapes, the first values of every initial parameter, and the
 losses of the first AdamW steps on a small text.

@@ -1,4 +1,4 @@
-"""tiny_gpt_twin.py: lesson 15's tiny GPT written in PyTorch, to run beside the C++ one.
+"""tiny_gpt_twin.py: lesson 16's tiny GPT written in PyTorch, to run beside the C++ one.
 
 It is the same experiment, line for line:
   - the data: the characters of --data, the vocabulary their sorted set, the first 90% for
@@ -12,16 +12,16 @@ It is the same experiment, line for line:
     --seed (training) and one seeded with 0 (validation), as qkv's generator draws them;
   - the optimizer: AdamW with PyTorch's defaults (betas 0.9, 0.999, eps 1e-8, decay 0.01).
 
-It prints what lesson 15 prints for a training run:
+It prints what lesson 16 prints for a training run:
   step K loss X          every --log_every steps: that step's batch loss, before the update
   summary params=.. vocab=.. train_loss=.. val_loss=.. val_loss_last=.. tokens_per_s=.. step_ms=..
 val_loss is the mean cross-entropy over --eval_batches validation batches at every position;
 val_loss_last the same at the last position only (all that generation ever sees).
 
-Side by side (tutorials/README.md, lesson 15, says what agreement to expect):
-    ./build/release/tutorials/15_train_tiny_gpt --write_corpus /tmp/corpus.txt
+Side by side (tutorials/README.md, lesson 16, says what agreement to expect):
+    ./build/release/tutorials/16_train_tiny_gpt --write_corpus /tmp/corpus.txt
     /usr/bin/python3 tools/tiny_gpt_twin.py --data /tmp/corpus.txt --steps 300
-    ./build/release/tutorials/15_train_tiny_gpt --data /tmp/corpus.txt --steps 300 --no_compare --sample 0
+    ./build/release/tutorials/16_train_tiny_gpt --data /tmp/corpus.txt --steps 300 --no_compare --sample 0
 
 PyTorch is a learner's and developer's tool here (Debian: apt-get install python3-torch), never
 part of the build or the tests: tools/gen_gpt_reference.py runs this file's model once to write
@@ -35,9 +35,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-p = argparse.ArgumentParser(description="lesson 15's tiny GPT in PyTorch")
+p = argparse.ArgumentParser(description="lesson 16's tiny GPT in PyTorch")
 p.add_argument("--data", required=True,
-               help="UTF-8 text; lesson 15's built-in corpus: 15_train_tiny_gpt --write_corpus FILE")
+               help="UTF-8 text; lesson 16's built-in corpus: 16_train_tiny_gpt --write_corpus FILE")
 for name, default in dict(n_embd=64, n_head=4, n_layer=2, block=32, batch=16, steps=1500,
                           seed=1337, threads=0, eval_batches=20, log_every=50).items():
     p.add_argument("--" + name, type=int, default=default)

@@ -96,68 +96,73 @@ class Value {
 
 int main(int argc, char** argv) {
   std::string dot_path = "autograd_graph.dot";
-  lesson::parse_flags(argc, argv, "02_autograd_from_scratch [--dot FILE]", {{"--dot", &dot_path}});
+  lesson::Flags flags(
+      "02_autograd_from_scratch",
+      "Reverse-mode autodiff: a 100-line scalar engine, then qkv's engine on the same sum.");
+  flags.text("--dot", &dot_path, "where the graph goes, in Graphviz DOT (render: dot -Tsvg FILE)");
+  return lesson::run(flags, argc, argv, [&] {
+    lesson::banner("1. micrograd's example with the 100-line engine above");
+    // >>> a = Value(-4.0); b = Value(2.0)
+    // >>> c = a + b; d = a * b + b**3
+    // >>> c += c + 1; c += 1 + c + (-a)
+    // >>> d += d * 2 + (b + a).relu(); d += 3 * d + (b - a).relu()
+    // >>> e = c - d; f = e**2; g = f / 2.0; g += 10.0 / f
+    // >>> g.backward()
+    using micro::Value;
+    Value a = -4.0, b = 2.0;
+    Value c = a + b;
+    Value d = a * b + b.pow(3);
+    c = c + (c + 1.0);
+    c = c + (1.0 + c + (-a));
+    d = d + (d * 2.0 + (b + a).relu());
+    d = d + (3.0 * d + (b - a).relu());
+    Value e = c - d;
+    Value f = e.pow(2);
+    Value g = f / 2.0;
+    g = g + 10.0 / f;
+    g.backward();
+    std::printf("g = %.4f   dg/da = %.4f   dg/db = %.4f\n", g.data(), a.grad(), b.grad());
+    lesson::expect(std::fabs(g.data() - 24.7041) < 5e-5 && std::fabs(a.grad() - 138.8338) < 5e-5 &&
+                       std::fabs(b.grad() - 645.5773) < 5e-5,
+                   "micrograd's README numbers: 24.7041, 138.8338, 645.5773");
 
-  lesson::banner("1. micrograd's example with the 100-line engine above");
-  // >>> a = Value(-4.0); b = Value(2.0)
-  // >>> c = a + b; d = a * b + b**3
-  // >>> c += c + 1; c += 1 + c + (-a)
-  // >>> d += d * 2 + (b + a).relu(); d += 3 * d + (b - a).relu()
-  // >>> e = c - d; f = e**2; g = f / 2.0; g += 10.0 / f
-  // >>> g.backward()
-  using micro::Value;
-  Value a = -4.0, b = 2.0;
-  Value c = a + b;
-  Value d = a * b + b.pow(3);
-  c = c + (c + 1.0);
-  c = c + (1.0 + c + (-a));
-  d = d + (d * 2.0 + (b + a).relu());
-  d = d + (3.0 * d + (b - a).relu());
-  Value e = c - d;
-  Value f = e.pow(2);
-  Value g = f / 2.0;
-  g = g + 10.0 / f;
-  g.backward();
-  std::printf("g = %.4f   dg/da = %.4f   dg/db = %.4f\n", g.data(), a.grad(), b.grad());
-  lesson::expect(std::fabs(g.data() - 24.7041) < 5e-5 && std::fabs(a.grad() - 138.8338) < 5e-5 &&
-                     std::fabs(b.grad() - 645.5773) < 5e-5,
-                 "micrograd's README numbers: 24.7041, 138.8338, 645.5773");
+    lesson::banner("2. The same computation with qkv's engine");
+    // The same lines on 0-d float32 tensors: requires_grad_ marks the leaves, every op records
+    // a Node (its grad_fn), backward walks them in reverse topological order.
+    using namespace qkv;
+    const Tensor ta = requires_grad_(scalar_tensor(-4.0f)),
+                 tb = requires_grad_(scalar_tensor(2.0f));
+    Tensor tc = ta + tb;
+    Tensor td = ta * tb + pow(tb, 3.0f);
+    tc = tc + (tc + 1.0f);
+    tc = tc + (1.0f + tc + (-ta));
+    td = td + (td * 2.0f + relu(tb + ta));
+    td = td + (3.0f * td + relu(tb - ta));
+    const Tensor te = tc - td;
+    const Tensor tf = pow(te, 2.0f);
+    Tensor tg = tf / 2.0f;
+    tg = tg + 10.0f / tf;
+    backward(tg);
+    const float ga = grad(ta).item<float>(), gb = grad(tb).item<float>();
+    std::printf("g = %.4f   dg/da = %.4f   dg/db = %.4f   (float32)\n", tg.item<float>(), ga, gb);
+    lesson::expect(std::fabs(ga - a.grad()) < 1e-3 && std::fabs(gb - b.grad()) < 1e-3,
+                   "qkv's gradients equal the scalar engine's (to float32 rounding)");
 
-  lesson::banner("2. The same computation with qkv's engine");
-  // The same lines on 0-d float32 tensors: requires_grad_ marks the leaves, every op records
-  // a Node (its grad_fn), backward walks them in reverse topological order.
-  using namespace qkv;
-  const Tensor ta = requires_grad_(scalar_tensor(-4.0f)), tb = requires_grad_(scalar_tensor(2.0f));
-  Tensor tc = ta + tb;
-  Tensor td = ta * tb + pow(tb, 3.0f);
-  tc = tc + (tc + 1.0f);
-  tc = tc + (1.0f + tc + (-ta));
-  td = td + (td * 2.0f + relu(tb + ta));
-  td = td + (3.0f * td + relu(tb - ta));
-  const Tensor te = tc - td;
-  const Tensor tf = pow(te, 2.0f);
-  Tensor tg = tf / 2.0f;
-  tg = tg + 10.0f / tf;
-  backward(tg);
-  const float ga = grad(ta).item<float>(), gb = grad(tb).item<float>();
-  std::printf("g = %.4f   dg/da = %.4f   dg/db = %.4f   (float32)\n", tg.item<float>(), ga, gb);
-  lesson::expect(std::fabs(ga - a.grad()) < 1e-3 && std::fabs(gb - b.grad()) < 1e-3,
-                 "qkv's gradients equal the scalar engine's (to float32 rounding)");
-
-  lesson::banner("3. The graph backward walks");
-  // Each line is a Node: the op that made a tensor, indented under the op that used it.
-  // New: the leaves named a and b, as micrograd's picture names them.
-  const std::string text = graph_text(tf, {{ta, "a"}, {tb, "b"}});
-  std::cout << "f = e**2, as text (the full graph of g repeats these lines):\n" << text;
-  nn::write_file_atomic(dot_path, graph_dot(tg, {{ta, "a"}, {tb, "b"}}));
-  std::cout << "wrote " << dot_path << " (draw it with: dot -Tsvg " << dot_path
-            << " -o graph.svg)\n";
-  lesson::expect(text.find("PowBackward0") != std::string::npos,
-                 "the graph names torch's grad_fn for each op (PowBackward0, AddBackward0, ...)");
-  std::cout << "\nThe difference to micrograd is only the unit: a Node here holds a tensor and\n"
-               "its backward is a whole tensor formula (for matmul: dA = dC B^T), so one node\n"
-               "does the work of millions of scalar Values.\n";
-  lesson::exercises({"02.1 sum_to_shape: a broadcast gradient summed back to its shape",
-                     "02.2 matmul_backward: dA and dB of C = A @ B"});
-  return lesson::finish();
+    lesson::banner("3. The graph backward walks");
+    // Each line is a Node: the op that made a tensor, indented under the op that used it.
+    // New: the leaves named a and b, as micrograd's picture names them.
+    const std::string text = graph_text(tf, {{ta, "a"}, {tb, "b"}});
+    std::cout << "f = e**2, as text (the full graph of g repeats these lines):\n" << text;
+    nn::write_file_atomic(dot_path, graph_dot(tg, {{ta, "a"}, {tb, "b"}}));
+    std::cout << "wrote " << dot_path << " (draw it with: dot -Tsvg " << dot_path
+              << " -o graph.svg)\n";
+    lesson::expect(text.find("PowBackward0") != std::string::npos,
+                   "the graph names torch's grad_fn for each op (PowBackward0, AddBackward0, ...)");
+    std::cout << "\nThe difference to micrograd is only the unit: a Node here holds a tensor and\n"
+                 "its backward is a whole tensor formula (for matmul: dA = dC B^T), so one node\n"
+                 "does the work of millions of scalar Values.\n";
+    lesson::exercises({"02.1 sum_to_shape: a broadcast gradient summed back to its shape",
+                       "02.2 matmul_backward: dA and dB of C = A @ B"});
+    return lesson::finish();
+  });
 }

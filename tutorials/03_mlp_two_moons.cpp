@@ -90,52 +90,57 @@ std::string decision_svg(nn::Sequential& mlp, const Tensor& x, const Tensor& y) 
 
 int main(int argc, char** argv) {
   std::string svg_dir = ".";
-  lesson::parse_flags(argc, argv, "03_mlp_two_moons [--svg_dir DIR]", {{"--svg_dir", &svg_dir}});
-  lesson::banner("1. Two moons");
-  Generator g(16);
-  Tensor x, y;
-  make_moons(100, 0.1, g, x, y);
-  std::cout << "200 points in the plane, 100 per class; the first three:\n"
-            << narrow(x, 0, 0, 3) << "\nlabels " << narrow(y, 0, 0, 3) << " ... "
-            << narrow(y, 0, 197, 3) << "\n";
+  lesson::Flags flags("03_mlp_two_moons",
+                      "A first model: an MLP learns two moons with cross-entropy and Adam.");
+  flags.text("--svg_dir", &svg_dir, "folder for mlp_two_moons.svg, the decision boundary");
+  return lesson::run(flags, argc, argv, [&] {
+    lesson::banner("1. Two moons");
+    Generator g(16);
+    Tensor x, y;
+    make_moons(100, 0.1, g, x, y);
+    std::cout << "200 points in the plane, 100 per class; the first three:\n"
+              << narrow(x, 0, 0, 3) << "\nlabels " << narrow(y, 0, 0, 3) << " ... "
+              << narrow(y, 0, 197, 3) << "\n";
 
-  lesson::banner("2. The MLP");
-  // >>> nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 2))
-  manual_seed(16);
-  nn::Sequential mlp({std::make_shared<nn::Linear>(2, 16), std::make_shared<nn::Tanh>(),
-                      std::make_shared<nn::Linear>(16, 16), std::make_shared<nn::Tanh>(),
-                      std::make_shared<nn::Linear>(16, 2)});
-  std::printf("%lld parameters; untrained accuracy %.2f\n",
-              static_cast<long long>(mlp.num_parameters()), accuracy(mlp, x, y));
+    lesson::banner("2. The MLP");
+    // >>> nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16,
+    // 2))
+    manual_seed(16);
+    nn::Sequential mlp({std::make_shared<nn::Linear>(2, 16), std::make_shared<nn::Tanh>(),
+                        std::make_shared<nn::Linear>(16, 16), std::make_shared<nn::Tanh>(),
+                        std::make_shared<nn::Linear>(16, 2)});
+    std::printf("%lld parameters; untrained accuracy %.2f\n",
+                static_cast<long long>(mlp.num_parameters()), accuracy(mlp, x, y));
 
-  lesson::banner("3. Training: full batch, cross-entropy, Adam");
-  nn::Adam opt(mlp.parameters(), 0.02);
-  const auto t0 = std::chrono::steady_clock::now();
-  double acc = 0;
-  int64_t step = 0;
-  for (; step < 1000; ++step) {
-    const Tensor loss = cross_entropy(mlp(x), y);
-    opt.zero_grad();
-    backward(loss);
-    opt.step();
-    if (step % 100 == 0) {
-      acc = accuracy(mlp, x, y);
-      std::printf("  step %4lld  loss %.4f  accuracy %.3f\n", static_cast<long long>(step),
-                  loss.item<float>(), acc);
+    lesson::banner("3. Training: full batch, cross-entropy, Adam");
+    nn::Adam opt(mlp.parameters(), 0.02);
+    const auto t0 = std::chrono::steady_clock::now();
+    double acc = 0;
+    int64_t step = 0;
+    for (; step < 1000; ++step) {
+      const Tensor loss = cross_entropy(mlp(x), y);
+      opt.zero_grad();
+      backward(loss);
+      opt.step();
+      if (step % 100 == 0) {
+        acc = accuracy(mlp, x, y);
+        std::printf("  step %4lld  loss %.4f  accuracy %.3f\n", static_cast<long long>(step),
+                    loss.item<float>(), acc);
+      }
     }
-  }
-  acc = accuracy(mlp, x, y);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("after %lld steps (%.2f s): training accuracy %.3f\n", static_cast<long long>(step),
-              seconds, acc);
-  lesson::expect(acc == 1.0, "every training point on the right side of the boundary");
+    acc = accuracy(mlp, x, y);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("after %lld steps (%.2f s): training accuracy %.3f\n", static_cast<long long>(step),
+                seconds, acc);
+    lesson::expect(acc == 1.0, "every training point on the right side of the boundary");
 
-  lesson::banner("4. The decision boundary");
-  const std::string path = svg_dir + "/mlp_two_moons.svg";
-  nn::write_file_atomic(path, decision_svg(mlp, x, y));
-  std::cout << "wrote " << path
-            << ": red region = class 0, blue = class 1. A straight line\n"
-               "cannot separate the moons; two tanh layers bend the boundary around them.\n";
-  return lesson::finish();
+    lesson::banner("4. The decision boundary");
+    const std::string path = svg_dir + "/mlp_two_moons.svg";
+    nn::write_file_atomic(path, decision_svg(mlp, x, y));
+    std::cout << "wrote " << path
+              << ": red region = class 0, blue = class 1. A straight line\n"
+                 "cannot separate the moons; two tanh layers bend the boundary around them.\n";
+    return lesson::finish();
+  });
 }

@@ -4,12 +4,12 @@
 //   - the first model of Karpathy's "Let's build GPT": the next character depends only on the
 //     current one. Its whole model is one table, nn.Embedding(V, V): row i holds the logits of
 //     the character that follows character i;
-//   - training it with the batches, loss and optimizer the GPT of lesson 15 will use;
+//   - training it with the batches, loss and optimizer the GPT of lesson 16 will use;
 //   - that the trained table approaches what counting gives: the maximum-likelihood bigram,
 //     P(b | a) = count(a b) / count(a), the best bigram for the training text. On the
 //     validation text, which neither was fitted to, the trained table can land a little lower
 //     (it prints 1.8259 against the count's 1.8352);
-//   - the number lesson 15 must beat: a bigram knows one character of context; the GPT sees 32.
+//   - the number lesson 16 must beat: a bigram knows one character of context; the GPT sees 32.
 // What comes before: lessons 03 (a training loop) and 04 (tokens and embeddings).
 // Run it: ./build/release/tutorials/05_bigram [--steps 1500] [--seed 1337]
 #include <chrono>
@@ -26,101 +26,104 @@ using namespace qkv::attention;
 
 int main(int argc, char** argv) {
   int64_t steps = 1500, seed = 1337;
-  lesson::parse_flags(argc, argv, "05_bigram [--steps 1500] [--seed 1337]", {},
-                      {{"--steps", &steps}, {"--seed", &seed}});
-  const std::string text = lesson::builtin_corpus();
-  const CharTokenizer tok(text);
-  const TextSplit split = split_90_10(tok.encode(text));
-  const int64_t V = tok.vocab_size(), block = 32, batch = 16;
+  lesson::Flags flags("05_bigram", "The bigram language model: the baseline a GPT must beat.");
+  flags.number("--steps", &steps, "gradient-descent steps on the V x V table", 1, 10'000'000);
+  flags.number("--seed", &seed, "seed of the table and of the batches (Karpathy's: 1337)", 0);
+  return lesson::run(flags, argc, argv, [&] {
+    const std::string text = lesson::builtin_corpus();
+    const CharTokenizer tok(text);
+    const TextSplit split = split_90_10(tok.encode(text));
+    const int64_t V = tok.vocab_size(), block = 32, batch = 16;
 
-  lesson::banner("1. The model is a table");
-  // >>> self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
-  // >>> logits = self.token_embedding_table(idx)          # (B, T, V)
-  manual_seed(static_cast<uint64_t>(seed));
-  nn::Embedding table(V, V);
-  std::printf("vocabulary %lld characters -> a %lld x %lld table, %lld parameters\n",
-              static_cast<long long>(V), static_cast<long long>(V), static_cast<long long>(V),
-              static_cast<long long>(V * V));
-  auto loss_of = [&](const Batch& b) {
-    return cross_entropy(view(table(b.x), {batch * block, V}), view(b.y, {batch * block}));
-  };
-  // Validation: 20 fixed batches (a generator seeded 0), as lesson 15 will draw them.
-  auto val_loss = [&] {
-    NoGradGuard no_grad;
-    Generator gv(0);
-    double total = 0;
-    for (int i = 0; i < 20; ++i)
-      total += loss_of(get_batch(split.val, block, batch, gv)).item<float>();
-    return total / 20;
-  };
-  const double untrained = val_loss();
-  std::printf(
-      "untrained: val_loss %.4f (uniform guessing would give ln V = %.4f; random\n"
-      "  N(0, 1) logits are a little worse than uniform)\n",
-      untrained, std::log(static_cast<double>(V)));
+    lesson::banner("1. The model is a table");
+    // >>> self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
+    // >>> logits = self.token_embedding_table(idx)          # (B, T, V)
+    manual_seed(static_cast<uint64_t>(seed));
+    nn::Embedding table(V, V);
+    std::printf("vocabulary %lld characters -> a %lld x %lld table, %lld parameters\n",
+                static_cast<long long>(V), static_cast<long long>(V), static_cast<long long>(V),
+                static_cast<long long>(V * V));
+    auto loss_of = [&](const Batch& b) {
+      return cross_entropy(view(table(b.x), {batch * block, V}), view(b.y, {batch * block}));
+    };
+    // Validation: 20 fixed batches (a generator seeded 0), as lesson 16 will draw them.
+    auto val_loss = [&] {
+      NoGradGuard no_grad;
+      Generator gv(0);
+      double total = 0;
+      for (int i = 0; i < 20; ++i)
+        total += loss_of(get_batch(split.val, block, batch, gv)).item<float>();
+      return total / 20;
+    };
+    const double untrained = val_loss();
+    std::printf(
+        "untrained: val_loss %.4f (uniform guessing would give ln V = %.4f; random\n"
+        "  N(0, 1) logits are a little worse than uniform)\n",
+        untrained, std::log(static_cast<double>(V)));
 
-  lesson::banner("2. Training");
-  nn::AdamW opt(table.parameters(), 1e-2);
-  Generator g(static_cast<uint64_t>(seed));
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t step = 0; step < steps; ++step) {
-    const Tensor loss = loss_of(get_batch(split.train, block, batch, g));
-    opt.zero_grad();
-    backward(loss);
-    opt.step();
-    if (step % 500 == 0 || step == steps - 1)
-      std::printf("  step %5lld  loss %.4f\n", static_cast<long long>(step), loss.item<float>());
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double trained = val_loss();
-  std::printf("trained: val_loss %.4f (%lld steps, %.2f s)\n", trained,
-              static_cast<long long>(steps), seconds);
-
-  lesson::banner("3. What counting gives");
-  // P(b | a) = (count(a b) + 1) / (count(a) + V) over the training text (add-one smoothing, so
-  // a pair never seen in training does not get probability 0 on validation).
-  const std::vector<int64_t> train_ids = split.train.to_vector<int64_t>();
-  std::vector<double> counts(static_cast<size_t>(V * V), 1.0),
-      rows(static_cast<size_t>(V), static_cast<double>(V));
-  for (size_t i = 0; i + 1 < train_ids.size(); ++i) {
-    counts[static_cast<size_t>(train_ids[i] * V + train_ids[i + 1])] += 1;
-    rows[static_cast<size_t>(train_ids[i])] += 1;
-  }
-  const std::vector<int64_t> val_ids = split.val.to_vector<int64_t>();
-  double nll = 0;
-  for (size_t i = 0; i + 1 < val_ids.size(); ++i)
-    nll -= std::log(counts[static_cast<size_t>(val_ids[i] * V + val_ids[i + 1])] /
-                    rows[static_cast<size_t>(val_ids[i])]);
-  const double counted = nll / static_cast<double>(val_ids.size() - 1);
-  std::printf("counted bigram: val_loss %.4f over every validation pair\n", counted);
-  lesson::expect(trained < untrained - 1.0, "the bigram learns (val_loss down by more than 1)");
-  lesson::expect(std::fabs(trained - counted) < 0.05,
-                 "gradient descent finds the counting answer (within 0.05)");
-
-  lesson::banner("4. A sample");
-  // Each next character drawn from softmax(table[current]).
-  Generator gs(static_cast<uint64_t>(seed));
-  std::vector<int64_t> ids = {val_ids[0]};
-  {
-    NoGradGuard no_grad;
-    for (int i = 0; i < 200; ++i) {
-      const Tensor p = softmax(select(table.weight, 0, ids.back()), 0);
-      const std::vector<float> probs = p.to_vector<float>();
-      double u = gs.uniform_double(), cum = 0;
-      int64_t next = V - 1;
-      for (int64_t c = 0; c < V; ++c)
-        if (u < (cum += probs[static_cast<size_t>(c)])) {
-          next = c;
-          break;
-        }
-      ids.push_back(next);
+    lesson::banner("2. Training");
+    nn::AdamW opt(table.parameters(), 1e-2);
+    Generator g(static_cast<uint64_t>(seed));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t step = 0; step < steps; ++step) {
+      const Tensor loss = loss_of(get_batch(split.train, block, batch, g));
+      opt.zero_grad();
+      backward(loss);
+      opt.step();
+      if (step % 500 == 0 || step == steps - 1)
+        std::printf("  step %5lld  loss %.4f\n", static_cast<long long>(step), loss.item<float>());
     }
-  }
-  std::cout << tok.decode(ids) << "\n";
-  std::printf(
-      "\nThe baseline: val_loss %.4f. Lesson 15's GPT, which sees 32 characters instead\n"
-      "of 1, reaches about 0.31 on the same validation batches.\n",
-      trained);
-  return lesson::finish();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double trained = val_loss();
+    std::printf("trained: val_loss %.4f (%lld steps, %.2f s)\n", trained,
+                static_cast<long long>(steps), seconds);
+
+    lesson::banner("3. What counting gives");
+    // P(b | a) = (count(a b) + 1) / (count(a) + V) over the training text (add-one smoothing, so
+    // a pair never seen in training does not get probability 0 on validation).
+    const std::vector<int64_t> train_ids = split.train.to_vector<int64_t>();
+    std::vector<double> counts(static_cast<size_t>(V * V), 1.0),
+        rows(static_cast<size_t>(V), static_cast<double>(V));
+    for (size_t i = 0; i + 1 < train_ids.size(); ++i) {
+      counts[static_cast<size_t>(train_ids[i] * V + train_ids[i + 1])] += 1;
+      rows[static_cast<size_t>(train_ids[i])] += 1;
+    }
+    const std::vector<int64_t> val_ids = split.val.to_vector<int64_t>();
+    double nll = 0;
+    for (size_t i = 0; i + 1 < val_ids.size(); ++i)
+      nll -= std::log(counts[static_cast<size_t>(val_ids[i] * V + val_ids[i + 1])] /
+                      rows[static_cast<size_t>(val_ids[i])]);
+    const double counted = nll / static_cast<double>(val_ids.size() - 1);
+    std::printf("counted bigram: val_loss %.4f over every validation pair\n", counted);
+    lesson::expect(trained < untrained - 1.0, "the bigram learns (val_loss down by more than 1)");
+    lesson::expect(std::fabs(trained - counted) < 0.05,
+                   "gradient descent finds the counting answer (within 0.05)");
+
+    lesson::banner("4. A sample");
+    // Each next character drawn from softmax(table[current]).
+    Generator gs(static_cast<uint64_t>(seed));
+    std::vector<int64_t> ids = {val_ids[0]};
+    {
+      NoGradGuard no_grad;
+      for (int i = 0; i < 200; ++i) {
+        const Tensor p = softmax(select(table.weight, 0, ids.back()), 0);
+        const std::vector<float> probs = p.to_vector<float>();
+        double u = gs.uniform_double(), cum = 0;
+        int64_t next = V - 1;
+        for (int64_t c = 0; c < V; ++c)
+          if (u < (cum += probs[static_cast<size_t>(c)])) {
+            next = c;
+            break;
+          }
+        ids.push_back(next);
+      }
+    }
+    std::cout << tok.decode(ids) << "\n";
+    std::printf(
+        "\nThe baseline: val_loss %.4f. Lesson 16's GPT, which sees 32 characters instead\n"
+        "of 1, reaches about 0.31 on the same validation batches.\n",
+        trained);
+    return lesson::finish();
+  });
 }

@@ -53,75 +53,79 @@ Tensor column_softmax(const Tensor& s, double base, double divide_by) {
 
 int main(int argc, char** argv) {
   // Nothing here is random and the numbers are the exercise's own: the only flag is --help.
-  lesson::parse_flags(argc, argv, "08_attention_by_hand", {});
-  lesson::banner("1. Four tokens as columns, three small weight matrices");
-  const Tensor X = matrix({{1, 0, 2, 1},  // 6 x 4: column t is token t
-                           {0, 1, 1, 0},
-                           {2, 1, 0, 0},
-                           {0, 0, 1, 2},
-                           {1, 0, 0, 1},
-                           {0, 2, 1, 0}});
-  const Tensor W_Q = matrix({{1, 0, 1, 0, 0, 0}, {0, 1, 0, 0, 1, 0}, {0, 0, 0, 1, 0, 1}});
-  const Tensor W_K = matrix({{0, 1, 0, 0, 0, 1}, {1, 0, 0, 1, 0, 0}, {0, 0, 1, 0, 1, 0}});
-  const Tensor W_V = matrix({{1, 0, 0, 0, 1, 0}, {0, 1, 1, 0, 0, 0}, {0, 0, 0, 1, 0, 1}});
-  lesson::show("X (6 x 4)", X);
-  lesson::show("W_Q", W_Q);
+  lesson::Flags flags(
+      "08_attention_by_hand",
+      "Attention by hand, AI by Hand's way: features as columns, the pencil shortcuts.");
+  return lesson::run(flags, argc, argv, [&] {
+    lesson::banner("1. Four tokens as columns, three small weight matrices");
+    const Tensor X = matrix({{1, 0, 2, 1},  // 6 x 4: column t is token t
+                             {0, 1, 1, 0},
+                             {2, 1, 0, 0},
+                             {0, 0, 1, 2},
+                             {1, 0, 0, 1},
+                             {0, 2, 1, 0}});
+    const Tensor W_Q = matrix({{1, 0, 1, 0, 0, 0}, {0, 1, 0, 0, 1, 0}, {0, 0, 0, 1, 0, 1}});
+    const Tensor W_K = matrix({{0, 1, 0, 0, 0, 1}, {1, 0, 0, 1, 0, 0}, {0, 0, 1, 0, 1, 0}});
+    const Tensor W_V = matrix({{1, 0, 0, 0, 1, 0}, {0, 1, 1, 0, 0, 0}, {0, 0, 0, 1, 0, 1}});
+    lesson::show("X (6 x 4)", X);
+    lesson::show("W_Q", W_Q);
 
-  lesson::banner("2. Q, K, V: one column per token");
-  const Tensor Q = matmul(W_Q, X), K = matmul(W_K, X), V = matmul(W_V, X);
-  lesson::show("Q = W_Q X", Q);
-  lesson::show("K = W_K X", K);
-  lesson::show("V = W_V X", V);
+    lesson::banner("2. Q, K, V: one column per token");
+    const Tensor Q = matmul(W_Q, X), K = matmul(W_K, X), V = matmul(W_V, X);
+    lesson::show("Q = W_Q X", Q);
+    lesson::show("K = W_K X", K);
+    lesson::show("V = W_V X", V);
 
-  lesson::banner("3. Scores K^T Q: column j is query j against the four keys");
-  const Tensor S = matmul(transpose(K, 0, 1), Q);
-  lesson::show("K^T Q", S);
+    lesson::banner("3. Scores K^T Q: column j is query j against the four keys");
+    const Tensor S = matmul(transpose(K, 0, 1), Q);
+    lesson::show("K^T Q", S);
 
-  lesson::banner("4. Softmax down each column: by hand and exactly");
-  const Tensor hand = column_softmax(S, 3.0, 1.0);                        // 3^s, sqrt(3) taken as 1
-  const Tensor exact = column_softmax(S, std::exp(1.0), std::sqrt(3.0));  // e^(s / sqrt(3))
-  // New: the article's own shortcut for / sqrt(3): halve the score and round down.
-  std::vector<float> halved = S.to_vector<float>();
-  for (float& x : halved) x = std::floor(x / 2);
-  const Tensor article = column_softmax(from_vector(halved, S.shape()), 3.0, 1.0);
-  lesson::show("the article's: 3^floor(s/2) / sum 3^floor(s/2)", article);
-  lesson::show("by hand: 3^s / sum 3^s", hand);
-  lesson::show("exact: e^(s/sqrt(3)) / sum e^(s/sqrt(3))", exact);
-  // The same numbers from the library's core, in its row convention: queries are rows, so
-  // transpose in and out.
-  const Tensor core = attention::scaled_dot_product_attention(
-                          transpose(Q, 0, 1), transpose(K, 0, 1), transpose(V, 0, 1))
-                          .weights;  // (4 queries, 4 keys)
-  lesson::expect(max(abs(sub(transpose(core, 0, 1), exact))).item<float>() < 1e-6,
-                 "the exact column softmax is the core's weights, transposed");
-  bool same_favourite = true;
-  for (int64_t j = 0; j < 4; ++j) {
-    int64_t a = 0, b = 0;
-    for (int64_t i = 1; i < 4; ++i) {
-      a = hand.at({i, j}) > hand.at({a, j}) ? i : a;
-      b = exact.at({i, j}) > exact.at({b, j}) ? i : b;
+    lesson::banner("4. Softmax down each column: by hand and exactly");
+    const Tensor hand = column_softmax(S, 3.0, 1.0);  // 3^s, sqrt(3) taken as 1
+    const Tensor exact = column_softmax(S, std::exp(1.0), std::sqrt(3.0));  // e^(s / sqrt(3))
+    // New: the article's own shortcut for / sqrt(3): halve the score and round down.
+    std::vector<float> halved = S.to_vector<float>();
+    for (float& x : halved) x = std::floor(x / 2);
+    const Tensor article = column_softmax(from_vector(halved, S.shape()), 3.0, 1.0);
+    lesson::show("the article's: 3^floor(s/2) / sum 3^floor(s/2)", article);
+    lesson::show("by hand: 3^s / sum 3^s", hand);
+    lesson::show("exact: e^(s/sqrt(3)) / sum e^(s/sqrt(3))", exact);
+    // The same numbers from the library's core, in its row convention: queries are rows, so
+    // transpose in and out.
+    const Tensor core = attention::scaled_dot_product_attention(
+                            transpose(Q, 0, 1), transpose(K, 0, 1), transpose(V, 0, 1))
+                            .weights;  // (4 queries, 4 keys)
+    lesson::expect(max(abs(sub(transpose(core, 0, 1), exact))).item<float>() < 1e-6,
+                   "the exact column softmax is the core's weights, transposed");
+    bool same_favourite = true;
+    for (int64_t j = 0; j < 4; ++j) {
+      int64_t a = 0, b = 0;
+      for (int64_t i = 1; i < 4; ++i) {
+        a = hand.at({i, j}) > hand.at({a, j}) ? i : a;
+        b = exact.at({i, j}) > exact.at({b, j}) ? i : b;
+      }
+      same_favourite = same_favourite && a == b;
     }
-    same_favourite = same_favourite && a == b;
-  }
-  lesson::expect(same_favourite,
-                 "the shortcuts sharpen the weights but keep each query's favourite key");
-  const double off_article = max(abs(sub(article, exact))).item<float>();
-  const double off_hand = max(abs(sub(hand, exact))).item<float>();
-  std::printf("largest distance from the exact weights: the article's %.4f, sqrt(3) as 1 %.4f\n",
-              off_article, off_hand);
-  lesson::expect(off_article < off_hand,
-                 "halving and rounding down stays closer to / sqrt(3) than skipping it");
+    lesson::expect(same_favourite,
+                   "the shortcuts sharpen the weights but keep each query's favourite key");
+    const double off_article = max(abs(sub(article, exact))).item<float>();
+    const double off_hand = max(abs(sub(hand, exact))).item<float>();
+    std::printf("largest distance from the exact weights: the article's %.4f, sqrt(3) as 1 %.4f\n",
+                off_article, off_hand);
+    lesson::expect(off_article < off_hand,
+                   "halving and rounding down stays closer to / sqrt(3) than skipping it");
 
-  lesson::banner("5. The output Z = V A: each column a weighted mix of value columns");
-  const Tensor Z_hand = matmul(V, hand), Z_exact = matmul(V, exact);
-  lesson::show("by hand", Z_hand);
-  lesson::show("exact", Z_exact);
-  const double gap = max(abs(sub(Z_hand, Z_exact))).item<float>();
-  std::printf(
-      "largest difference: %.3f. 3^s with no scaling is e^(1.10 s) where the exact\n"
-      "softmax uses e^(0.58 s): sharper weights, the same direction.\n",
-      gap);
-  lesson::expect(gap < 1.0, "the hand answer stays within 1 of the exact one in every entry");
-  lesson::exercises({"08.1 attention: softmax(q k^T / sqrt(D)) v"});
-  return lesson::finish();
+    lesson::banner("5. The output Z = V A: each column a weighted mix of value columns");
+    const Tensor Z_hand = matmul(V, hand), Z_exact = matmul(V, exact);
+    lesson::show("by hand", Z_hand);
+    lesson::show("exact", Z_exact);
+    const double gap = max(abs(sub(Z_hand, Z_exact))).item<float>();
+    std::printf(
+        "largest difference: %.3f. 3^s with no scaling is e^(1.10 s) where the exact\n"
+        "softmax uses e^(0.58 s): sharper weights, the same direction.\n",
+        gap);
+    lesson::expect(gap < 1.0, "the hand answer stays within 1 of the exact one in every entry");
+    lesson::exercises({"08.1 attention: softmax(q k^T / sqrt(D)) v"});
+    return lesson::finish();
+  });
 }

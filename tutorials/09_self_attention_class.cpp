@@ -23,74 +23,78 @@ using namespace qkv::attention;
 
 int main(int argc, char** argv) {
   int64_t seed = 123, d_out_kq = 2, d_out_v = 4;
-  lesson::parse_flags(argc, argv,
-                      "09_self_attention_class [--seed 123] [--d_out_kq 2] [--d_out_v 4]", {},
-                      {{"--seed", &seed}, {"--d_out_kq", &d_out_kq}, {"--d_out_v", &d_out_v}});
-  lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4;
-  const Tensor embedded_sentence = lesson::embedded_sentence();  // (6, 3)
+  lesson::Flags flags("09_self_attention_class",
+                      "Self-attention as a module: the article's 6 x 4 output, and its gradients.");
+  flags.number("--seed", &seed, "seed of the embeddings and weights (the article's: 123)", 0);
+  flags.number("--d_out_kq", &d_out_kq, "width of queries and keys (the article's: 2)", 1, 4096);
+  flags.number("--d_out_v", &d_out_v, "width of values (the article's: 4)", 1, 4096);
+  return lesson::run(flags, argc, argv, [&] {
+    lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4;
+    const Tensor embedded_sentence = lesson::embedded_sentence();  // (6, 3)
 
-  lesson::banner("1. Simplified self-attention: no trainable weights");
-  // softmax(X X^T / sqrt(3)) X: every word is its own query, key and value.
-  SimplifiedSelfAttention simple;
-  const Tensor simple_out = simple(embedded_sentence);
-  lesson::show("attention weights", simple.attention_weights);
-  lesson::show("output", simple_out);
-  std::cout << "A word's score with itself is its squared length |x|^2, so the diagonal is\n"
-               "the largest entry in rows 1 to 5, but not always: row 0 ('Life', a\n"
-               "short vector) attends most to 'short' (0.2197). Nothing here can learn to do\n"
-               "better: there are no parameters. W_query, W_key and W_value are what make\n"
-               "attention trainable.\n";
-  // The diagonal wins in rows 1 to 5 and loses in row 0, as the text says.
-  const Tensor best = argmax(simple.attention_weights, -1);
-  lesson::expect(best.to_vector<int64_t>() == std::vector<int64_t>{2, 1, 2, 3, 4, 5},
-                 "each row's largest weight is where the text says");
-  lesson::expect(simple.num_parameters() == 0, "the simplified version has no parameters");
+    lesson::banner("1. Simplified self-attention: no trainable weights");
+    // softmax(X X^T / sqrt(3)) X: every word is its own query, key and value.
+    SimplifiedSelfAttention simple;
+    const Tensor simple_out = simple(embedded_sentence);
+    lesson::show("attention weights", simple.attention_weights);
+    lesson::show("output", simple_out);
+    std::cout << "A word's score with itself is its squared length |x|^2, so the diagonal is\n"
+                 "the largest entry in rows 1 to 5, but not always: row 0 ('Life', a\n"
+                 "short vector) attends most to 'short' (0.2197). Nothing here can learn to do\n"
+                 "better: there are no parameters. W_query, W_key and W_value are what make\n"
+                 "attention trainable.\n";
+    // The diagonal wins in rows 1 to 5 and loses in row 0, as the text says.
+    const Tensor best = argmax(simple.attention_weights, -1);
+    lesson::expect(best.to_vector<int64_t>() == std::vector<int64_t>{2, 1, 2, 3, 4, 5},
+                   "each row's largest weight is where the text says");
+    lesson::expect(simple.num_parameters() == 0, "the simplified version has no parameters");
 
-  lesson::banner("2. SelfAttention(d_in=3, d_out_kq=" + std::to_string(d_out_kq) +
-                 ", d_out_v=" + std::to_string(d_out_v) + ")");
-  // >>> torch.manual_seed(123)
-  // >>> sa = SelfAttention(d_in=3, d_out_kq=2, d_out_v=4)
-  // >>> print(sa(embedded_sentence))
-  manual_seed(static_cast<uint64_t>(seed));
-  SelfAttention sa(3, d_out_kq,
-                   d_out_v);  // New: W_query, W_key, W_value are Parameters inside a Module
-  for (const auto& [name, p] : sa.named_parameters())
-    std::cout << name << " " << shape_str(p.shape()) << "\n";
-  const Tensor context = sa(embedded_sentence);
-  lesson::show("sa(embedded_sentence)", context);
-  std::cout << "Six context vectors of width d_out_v = " << d_out_v
-            << ". Row 1 is the vector lesson 07\n"
-               "computed by hand for 'is' (with the same flags): the class does the same\n"
-               "arithmetic for all rows.\n";
-  lesson::expect_prints(context,
-                        "tensor([[-0.1564,  0.1028, -0.0763, -0.0764],\n"
-                        "        [ 0.5313,  1.3607,  0.7891,  1.3110],\n"
-                        "        [-0.3542, -0.1234, -0.2626, -0.3706],\n"
-                        "        [ 0.0071,  0.3345,  0.0969,  0.1998],\n"
-                        "        [ 0.1008,  0.4780,  0.2021,  0.3674],\n"
-                        "        [-0.5296, -0.2799, -0.4107, -0.6006]])",
-                        "the 6 x 4 output matches the article");
-  lesson::expect_article(
-      lesson::digits(select(context, 0, 1)) == "tensor([0.5313, 1.3607, 0.7891, 1.3110])",
-      "row 1 is lesson 07's context_vector_2");
+    lesson::banner("2. SelfAttention(d_in=3, d_out_kq=" + std::to_string(d_out_kq) +
+                   ", d_out_v=" + std::to_string(d_out_v) + ")");
+    // >>> torch.manual_seed(123)
+    // >>> sa = SelfAttention(d_in=3, d_out_kq=2, d_out_v=4)
+    // >>> print(sa(embedded_sentence))
+    manual_seed(static_cast<uint64_t>(seed));
+    SelfAttention sa(3, d_out_kq,
+                     d_out_v);  // New: W_query, W_key, W_value are Parameters inside a Module
+    for (const auto& [name, p] : sa.named_parameters())
+      std::cout << name << " " << shape_str(p.shape()) << "\n";
+    const Tensor context = sa(embedded_sentence);
+    lesson::show("sa(embedded_sentence)", context);
+    std::cout << "Six context vectors of width d_out_v = " << d_out_v
+              << ". Row 1 is the vector lesson 07\n"
+                 "computed by hand for 'is' (with the same flags): the class does the same\n"
+                 "arithmetic for all rows.\n";
+    lesson::expect_prints(context,
+                          "tensor([[-0.1564,  0.1028, -0.0763, -0.0764],\n"
+                          "        [ 0.5313,  1.3607,  0.7891,  1.3110],\n"
+                          "        [-0.3542, -0.1234, -0.2626, -0.3706],\n"
+                          "        [ 0.0071,  0.3345,  0.0969,  0.1998],\n"
+                          "        [ 0.1008,  0.4780,  0.2021,  0.3674],\n"
+                          "        [-0.5296, -0.2799, -0.4107, -0.6006]])",
+                          "the 6 x 4 output matches the article");
+    lesson::expect_article(
+        lesson::digits(select(context, 0, 1)) == "tensor([0.5313, 1.3607, 0.7891, 1.3110])",
+        "row 1 is lesson 07's context_vector_2");
 
-  lesson::banner("3. The weights it used");
-  lesson::show("sa.attention_weights", sa.attention_weights);
-  std::cout << "Every row sums to 1. Row 1 is lesson 07's attention_weights_2. Modules keep\n"
-               "the weights of their last forward pass for inspection (without history).\n";
-  lesson::expect_article(lesson::digits(select(sa.attention_weights, 0, 1)) ==
-                             "tensor([0.0386, 0.6870, 0.0204, 0.0840, 0.1470, 0.0229])",
-                         "row 1 of the weights is attention_weights_2");
-  const float worst_row = max(abs(sub(sum(sa.attention_weights, -1), 1.0f))).item<float>();
-  lesson::expect(worst_row < 1e-6f, "every row of the weights sums to 1");
+    lesson::banner("3. The weights it used");
+    lesson::show("sa.attention_weights", sa.attention_weights);
+    std::cout << "Every row sums to 1. Row 1 is lesson 07's attention_weights_2. Modules keep\n"
+                 "the weights of their last forward pass for inspection (without history).\n";
+    lesson::expect_article(lesson::digits(select(sa.attention_weights, 0, 1)) ==
+                               "tensor([0.0386, 0.6870, 0.0204, 0.0840, 0.1470, 0.0229])",
+                           "row 1 of the weights is attention_weights_2");
+    const float worst_row = max(abs(sub(sum(sa.attention_weights, -1), 1.0f))).item<float>();
+    lesson::expect(worst_row < 1e-6f, "every row of the weights sums to 1");
 
-  lesson::banner("4. Gradients reach every weight matrix");
-  backward(sum(context));
-  lesson::show("grad(sa.W_query)", grad(sa.W_query));
-  std::cout << "W_query gets a gradient only through the softmax: it changes which values are\n"
-               "mixed, not the values themselves. W_value gets one directly.\n";
-  lesson::expect(
-      grad(sa.W_query).defined() && grad(sa.W_key).defined() && grad(sa.W_value).defined(),
-      "all three weight matrices receive gradients");
-  return lesson::finish();
+    lesson::banner("4. Gradients reach every weight matrix");
+    backward(sum(context));
+    lesson::show("grad(sa.W_query)", grad(sa.W_query));
+    std::cout << "W_query gets a gradient only through the softmax: it changes which values are\n"
+                 "mixed, not the values themselves. W_value gets one directly.\n";
+    lesson::expect(
+        grad(sa.W_query).defined() && grad(sa.W_key).defined() && grad(sa.W_value).defined(),
+        "all three weight matrices receive gradients");
+    return lesson::finish();
+  });
 }

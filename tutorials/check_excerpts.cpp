@@ -21,11 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "tutorials/common/program.h"
+
 namespace {
 
 struct Section {
-  std::string lesson;   // "15"
-  std::string command;  // "15_train_tiny_gpt --flags" (the program's file name and its flags)
+  std::string lesson;   // "16"
+  std::string command;  // "16_train_tiny_gpt --flags" (the program's file name and its flags)
   std::vector<std::string> excerpt;
 };
 
@@ -42,7 +44,7 @@ bool varies(const std::string& line) {
 }
 
 // Its numbers as "#", the name of the GEMM kernel the build runs ("AVX-512 6x32", "AVX2 6x16",
-// ...: lesson 23) as "KERNEL", since that depends on the CPU, and each run of spaces (the
+// ...: lesson 24) as "KERNEL", since that depends on the CPU, and each run of spaces (the
 // columns' padding, which follows the lengths) as one.
 std::string masked(const std::string& line) {
   static const std::regex kernel(R"((AVX-512|AVX2|NEON|SSE|portable) [0-9]+x[0-9]+)");
@@ -115,29 +117,38 @@ bool found(const std::string& want, const std::vector<std::string>& output) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: check_excerpts <tutorials/README.md> <lesson folder> <scratch folder>\n";
-    return 2;
-  }
-  const std::string programs = argv[2], scratch = argv[3];
-  int bad = 0, checked = 0;
-  for (const Section& s : read_sections(argv[1])) {
-    if (s.command.empty() || s.excerpt.empty()) continue;
-    const std::vector<std::string> output = run(
-        "cd \"" + scratch + "\" && \"" + programs + "/" + s.command.substr(0, s.command.find(' ')) +
-        "\"" +
-        (s.command.find(' ') == std::string::npos ? "" : s.command.substr(s.command.find(' '))) +
-        " 2>/dev/null");
-    std::vector<std::string> missing;
-    for (const std::string& line : s.excerpt)
-      if (!trim(line).empty() && trim(line) != "..." && !found(line, output))
-        missing.push_back(line);
-    ++checked;
-    std::cout << "lesson " << s.lesson << " (" << s.command
-              << "): " << (missing.empty() ? "every excerpt line printed" : "NOT PRINTED:") << "\n";
-    for (const std::string& line : missing) std::cout << "    " << line << "\n";
-    bad += !missing.empty();
-  }
-  std::cout << checked << " lessons checked, " << bad << " with excerpt lines they do not print\n";
-  return bad == 0 && checked > 0 ? 0 : 1;
+  std::vector<std::string> args;
+  lesson::Flags flags("check_excerpts",
+                      "Checks that every excerpt line of tutorials/README.md is in its lesson's "
+                      "output.");
+  flags.rest("README LESSONS SCRATCH", &args,
+             "tutorials/README.md, the folder of the built lessons, a scratch folder to run in");
+  return lesson::run(flags, argc, argv, [&] {
+    if (args.size() != 3)
+      flags.fail("expected 3 arguments: README LESSONS SCRATCH, got " +
+                 std::to_string(args.size()));
+    const std::string programs = args[1], scratch = args[2];
+    int bad = 0, checked = 0;
+    for (const Section& s : read_sections(args[0])) {
+      if (s.command.empty() || s.excerpt.empty()) continue;
+      const std::vector<std::string> output = run(
+          "cd \"" + scratch + "\" && \"" + programs + "/" +
+          s.command.substr(0, s.command.find(' ')) + "\"" +
+          (s.command.find(' ') == std::string::npos ? "" : s.command.substr(s.command.find(' '))) +
+          " 2>/dev/null");
+      std::vector<std::string> missing;
+      for (const std::string& line : s.excerpt)
+        if (!trim(line).empty() && trim(line) != "..." && !found(line, output))
+          missing.push_back(line);
+      ++checked;
+      std::cout << "lesson " << s.lesson << " (" << s.command
+                << "): " << (missing.empty() ? "every excerpt line printed" : "NOT PRINTED:")
+                << "\n";
+      for (const std::string& line : missing) std::cout << "    " << line << "\n";
+      bad += !missing.empty();
+    }
+    std::cout << checked << " lessons checked, " << bad
+              << " with excerpt lines they do not print\n";
+    return bad == 0 && checked > 0 ? 0 : 1;
+  });
 }

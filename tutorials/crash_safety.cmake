@@ -2,7 +2,7 @@
 # end of a run that saves a 25 MB checkpoint. Whatever moment the kill lands on, the target path
 # holds either nothing or the complete checkpoint, never a partial one: save writes a temporary
 # file and renames it into place (nn/serialize.cpp, write_file_atomic).
-#   cmake -DEXE=<15_train_tiny_gpt> -DDIR=<scratch folder> -P crash_safety.cmake
+#   cmake -DEXE=<16_train_tiny_gpt> -DDIR=<scratch folder> -P crash_safety.cmake
 # In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
 set(flags --steps 0 --n_embd 256 --n_layer 8 --no_compare --sample 0 --eval_batches 1)
 set(reference ${DIR}/crash_reference.safetensors)

@@ -1,6 +1,6 @@
 # Determinism of the training program (run by ctest): the same flags on 1 thread, on 2, and on
 # 2 again must print the same losses and save byte-identical checkpoints.
-#   cmake -DEXE=<15_train_tiny_gpt> -DDIR=<scratch folder> -P determinism.cmake
+#   cmake -DEXE=<16_train_tiny_gpt> -DDIR=<scratch folder> -P determinism.cmake
 # In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
 set(flags --steps 30 --no_compare --sample 0 --log_every 10)
 set(runs 1 2 2)

@@ -1,7 +1,7 @@
 # The fused-paths switch end to end (run by ctest): the training program with fused paths on,
 # with --fused 0, and with QKV_FUSED=0 in its environment must say which attention it runs and
 # print the same losses and the same sample.
-#   cmake -DEXE=<15_train_tiny_gpt> -DDIR=<scratch folder> -P fused_switch.cmake
+#   cmake -DEXE=<16_train_tiny_gpt> -DDIR=<scratch folder> -P fused_switch.cmake
 # In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
 set(flags --steps 30 --no_compare --sample 40 --log_every 10)
 separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")

@@ -1,7 +1,7 @@
-# One bad-input case of lesson 24 (run by ctest): it must exit non-zero with exactly one line
-# on stderr, "24_real_gpt2: error: ...", matching EXPECT, and leave nothing in its temporary
+# One bad-input case of lesson 25 (run by ctest): it must exit non-zero with exactly one line
+# on stderr, "25_real_gpt2: error: ...", matching EXPECT, and leave nothing in its temporary
 # folder.
-#   cmake -DEXE=<24_real_gpt2> -DDIR=<scratch folder> -DCASE=<name> -DEXPECT=<regex>
+#   cmake -DEXE=<25_real_gpt2> -DDIR=<scratch folder> -DCASE=<name> -DEXPECT=<regex>
 #         "-DARGS=<flag;value;...>" -P gpt2_rejects.cmake
 # In ARGS, {dir} stands for the case's folder, which holds model folders made from the
 # lesson's tiny GPT-2 (--write_tiny): tiny (whole), empty, no_weights (model.safetensors
@@ -30,7 +30,7 @@ file(MAKE_DIRECTORY ${dir}/tmp)
 execute_process(COMMAND ${CMAKE_COMMAND} -E env TMPDIR=${dir}/tmp ${emulator} ${EXE} ${args}
                 OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
 include(${CMAKE_CURRENT_LIST_DIR}/error_line.cmake)
-qkv_expect_error_line(${CASE} "${rc}" "${err}" "24_real_gpt2" "${EXPECT}")
+qkv_expect_error_line(${CASE} "${rc}" "${err}" "25_real_gpt2" "${EXPECT}")
 file(GLOB left ${dir}/tmp/*)
 if(left)
   message(FATAL_ERROR "${CASE}: the lesson left files in its temporary folder: ${left}")

@@ -1,7 +1,7 @@
 # One bad-input case of the training program (run by ctest): it must exit non-zero with exactly
 # one line on stderr, "<program>: error: ...", matching EXPECT, and leave no file at --save.
 # The case's flags come last, so they override the defaults given here.
-#   cmake -DEXE=<15_train_tiny_gpt> -DDIR=<scratch folder> -DCASE=<name> -DEXPECT=<regex>
+#   cmake -DEXE=<16_train_tiny_gpt> -DDIR=<scratch folder> -DCASE=<name> -DEXPECT=<regex>
 #         "-DARGS=<flag;value;...>" -P rejects.cmake
 # In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
 # In ARGS, {dir} stands for DIR. Fixture files (an empty file, a file that is not UTF-8, ...)
@@ -20,7 +20,7 @@ separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
 execute_process(COMMAND ${emulator} ${EXE} --steps 1 --no_compare --save ${dir}/out.safetensors ${args}
                 OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
 include(${CMAKE_CURRENT_LIST_DIR}/error_line.cmake)
-qkv_expect_error_line(${CASE} "${rc}" "${err}" "15_train_tiny_gpt" "${EXPECT}")
+qkv_expect_error_line(${CASE} "${rc}" "${err}" "16_train_tiny_gpt" "${EXPECT}")
 if(EXISTS ${dir}/out.safetensors)
   message(FATAL_ERROR "${CASE}: a checkpoint was left at --save despite the error")
 endif()

@@ -1,4 +1,4 @@
-// corpus.h: the built-in training text of the tiny GPT (lesson 15), generated, not downloaded.
+// corpus.h: the built-in training text of the tiny GPT (lesson 16), generated, not downloaded.
 //
 // Short sentences from a small grammar: a subject, a verb that agrees with it, an object, a
 // place, sometimes a reason. Words repeat with fixed spellings, sentences have a shape, and

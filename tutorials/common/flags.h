@@ -1,35 +1,46 @@
-// flags.h: the command-line flags of a lesson, "--name value" (or "--name" alone for a switch).
+// flags.h: the command-line flags of every program under tutorials/, one parser for all.
 //
-//   lesson::Flags flags("15_train_tiny_gpt", "train a tiny GPT");
+//   lesson::Flags flags("16_train_tiny_gpt", "Train a tiny GPT on a text.");
 //   flags.text("--data", &o.data, "UTF-8 text to train on");
 //   flags.number("--steps", &o.steps, "training steps", /*min=*/0);
 //   flags.real("--lr", &o.lr, "AdamW's learning rate");        (positive)
 //   flags.on_off("--no_causal", &o.no_causal, "train without the causal mask");
-//   flags.parse(argc, argv);
+//   return lesson::run(flags, argc, argv, [&] { ...; return lesson::finish(); });   (program.h)
 //
-// --help prints every flag with its default and what it does, and exits with status 0. A bad
-// flag (unknown, without its value, not a number, out of range) prints one line,
-// "<program>: error: <what is wrong>", and exits with status 2; so does flags.fail(...), for
-// the checks a lesson makes across flags after parsing.
+// As Python's argparse takes them: "--name value" or "--name=value", a switch alone ("--name"),
+// the last of a repeated flag wins. --help (or -h) prints one line per flag, with its default,
+// and the program exits with status 0. A bad flag (unknown, without its value, not a number, out
+// of range) is a UsageError: lesson::run prints it as one line "<program>: error: <what>" and
+// exits with status 2. So does flags.fail(...), for the checks a program makes across flags.
 #pragma once
 
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace lesson {
 
+// A flag that cannot be used as given: the program exits with status 2 (lesson::run).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// --help was asked for, and printed: the program exits with status 0 (lesson::run).
+struct HelpShown {};
+
 class Flags {
  public:
-  // usage: the first line of --help; empty: "<program> [--flag value ...]".
-  Flags(std::string program, std::string summary, std::string usage = "")
-      : program_(std::move(program)), summary_(std::move(summary)), usage_(std::move(usage)) {}
+  // summary: the line under "usage:" in --help, what the program does.
+  Flags(std::string program, std::string summary)
+      : program_(std::move(program)), summary_(std::move(summary)) {}
+
+  const std::string& program() const { return program_; }
 
   void text(const std::string& name, std::string* target, const std::string& help) {
     add(name, "TEXT", help, quoted(*target), [target](const std::string& value) {
@@ -54,8 +65,9 @@ class Flags {
     });
   }
 
-  // A positive, finite number.
-  void real(const std::string& name, double* target, const std::string& help) {
+  // A finite number above `above` (0 by default: positive), and at most `max`.
+  void real(const std::string& name, double* target, const std::string& help, double above = 0,
+            double max = HUGE_VAL) {
     std::ostringstream now;
     now << *target;
     add(name, "X", help, now.str(), [=](const std::string& value) {
@@ -63,55 +75,87 @@ class Flags {
       const double x = std::strtod(value.c_str(), &end);
       if (value.empty() || end == value.c_str() || *end != '\0' || !std::isfinite(x))
         return name + " expects a number, got \"" + value + "\"";
-      if (!(x > 0)) return name + " must be positive, got " + value;
+      if (!(x > above) || x > max) {
+        std::ostringstream bounds;
+        bounds << (above == 0 ? "positive" : "above " + number_text(above))
+               << (max < HUGE_VAL ? " and at most " + number_text(max) : "");
+        return name + " must be " + bounds.str() + ", got " + value;
+      }
       *target = x;
       return std::string();
     });
   }
 
-  // A switch: present means true.
+  // A switch: present means true ("--name=false" or "=0" says false).
   void on_off(const std::string& name, bool* target, const std::string& help) {
-    flags_.push_back({name, "", help, "", [target](const std::string&) {
-                        *target = true;
-                        return std::string();
-                      }});
+    add(name, "", help, "", [=](const std::string& value) {
+      if (value.empty() || value == "1" || value == "true") *target = true;
+      else if (value == "0" || value == "false") *target = false;
+      else return name + " is a switch: give it alone, or =true / =false, got \"" + value + "\"";
+      return std::string();
+    });
   }
 
-  void parse(int argc, char** argv) const {
+  // The words that are not flags, in order (e.g. the exercises to check); without this, a word
+  // that is not a flag is an error.
+  void rest(const std::string& metavar, std::vector<std::string>* target, const std::string& help) {
+    rest_ = {metavar, metavar, help, "", [target](const std::string& word) {
+               target->push_back(word);
+               return std::string();
+             }};
+  }
+
+  // Reads argv into the targets; throws UsageError or HelpShown (after printing the help).
+  void parse(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
-      const std::string name = argv[i];
-      if (name == "--help" || name == "-h") {
-        std::cout << help();
-        std::exit(0);
+      const std::string arg = argv[i];
+      if (arg == "--help" || arg == "-h") {
+        std::fputs(help().c_str(), stdout);
+        throw HelpShown{};
       }
+      if (arg.rfind("--", 0) != 0 || arg == "--") {
+        if (!rest_.set) fail("unexpected argument \"" + arg + "\" (flags start with --; see --help)");
+        rest_.set(arg);
+        continue;
+      }
+      const size_t eq = arg.find('=');
+      const std::string name = arg.substr(0, eq);
       const Flag* flag = find(name);
       if (flag == nullptr) fail("unknown flag \"" + name + "\" (see --help)");
       std::string value;
-      if (!flag->metavar.empty()) {
-        if (i + 1 >= argc) fail(name + " needs a value");
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+      } else if (!flag->metavar.empty()) {
+        if (i + 1 >= argc) fail(name + " needs a value (" + name + " " + flag->metavar + ")");
         value = argv[++i];
       }
+      if (!flag->metavar.empty() && eq != std::string::npos && value.empty() &&
+          flag->metavar != "TEXT")
+        fail(name + " needs a value after '='");
       const std::string error = flag->set(value);
       if (!error.empty()) fail(error);
+      given_.push_back(name);
     }
   }
 
-  [[noreturn]] void fail(const std::string& why) const { fail(program_, why); }
-  // The same line for a program's other errors, without a Flags at hand.
-  [[noreturn]] static void fail(const std::string& program, const std::string& why) {
-    std::cerr << program << ": error: " << why << "\n";
-    std::exit(2);
+  // Whether the command line named this flag (for a value that must then agree with a file).
+  bool given(const std::string& name) const {
+    for (const std::string& g : given_)
+      if (g == name) return true;
+    return false;
   }
+
+  [[noreturn]] void fail(const std::string& why) const { throw UsageError(why); }
 
   std::string help() const {
     std::ostringstream out;
-    out << "usage: " << (usage_.empty() ? program_ + " [--flag value ...]" : usage_) << "\n";
+    out << "usage: " << program_ << (flags_.empty() ? "" : " [--flag value ...]")
+        << (rest_.set ? " [" + rest_.metavar + " ...]" : "") << "\n";
     if (!summary_.empty()) out << summary_ << "\n";
-    for (const Flag& f : flags_) {
-      std::string left = "  " + f.name + (f.metavar.empty() ? "" : " " + f.metavar);
-      if (left.size() < 24) left.resize(24, ' ');
-      out << left << " " << f.help << (f.now.empty() ? "" : " (default " + f.now + ")") << "\n";
-    }
+    if (rest_.set) line(out, "  " + rest_.metavar + " ...", rest_.help, "");
+    for (const Flag& f : flags_)
+      line(out, "  " + f.name + (f.metavar.empty() ? "" : " " + f.metavar), f.help, f.now);
+    line(out, "  --help", "print this and exit", "");
     return out.str();
   }
 
@@ -130,15 +174,27 @@ class Flags {
       if (f.name == name) return &f;
     return nullptr;
   }
+  static void line(std::ostringstream& out, std::string left, const std::string& help,
+                   const std::string& now) {
+    if (left.size() < 26) left.resize(26, ' ');
+    out << left << " " << help << (now.empty() ? "" : " (default " + now + ")") << "\n";
+  }
   static std::string quoted(const std::string& s) { return s.empty() ? "" : "\"" + s + "\""; }
+  static std::string number_text(double x) {
+    std::ostringstream os;
+    os << x;
+    return os.str();
+  }
   static std::string range(int64_t min, int64_t max) {
     if (max == INT64_MAX) return min == 1 ? "positive" : ">= " + std::to_string(min);
     if (min == 0 && max == 1) return "0 or 1";
     return "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   }
 
-  std::string program_, summary_, usage_;
+  std::string program_, summary_;
   std::vector<Flag> flags_;
+  Flag rest_;  // its `set` is empty unless rest() was called
+  std::vector<std::string> given_;
 };
 
 }  // namespace lesson

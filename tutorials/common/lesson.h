@@ -8,7 +8,8 @@
 //   expect(ok, "what was checked");        any other check (one that holds for any input)
 //   expect_learned(full, ok, "...");       a check that needs the full training run
 //   return finish();                       exit status: 0 only if every check passed
-// A lesson is also a ctest test: one wrong number fails it.
+// A lesson is also a ctest test: one wrong number fails it. Its main() runs through
+// lesson::run (program.h), which parses its flags (flags.h) and turns any error into one line.
 #pragma once
 
 #include <cstdlib>
@@ -19,7 +20,7 @@
 #include <vector>
 
 #include "autograd/all.h"
-#include "tutorials/common/flags.h"
+#include "tutorials/common/program.h"
 
 namespace lesson {
 
@@ -92,18 +93,6 @@ inline void expect_prints(const qkv::Tensor& t, const std::string& pytorch,
   if (!article_values()) return;
   if (ours != pytorch)
     std::cout << "  PyTorch printed:\n" << pytorch << "\n  qkv printed:\n" << ours << "\n";
-}
-
-// A lesson's few flags, each "--name value": texts fill strings, numbers fill int64s (a whole
-// number that must be positive); the shared parser of flags.h, with `usage` as --help's first
-// line. A bad flag prints one line, "<program>: error: ...", and exits with status 2.
-inline void parse_flags(int argc, char** argv, const std::string& usage,
-                        const std::vector<std::pair<std::string, std::string*>>& texts,
-                        const std::vector<std::pair<std::string, int64_t*>>& numbers = {}) {
-  Flags flags(usage.substr(0, usage.find(' ')), "", usage);
-  for (const auto& [name, target] : texts) flags.text(name, target, "");
-  for (const auto& [name, target] : numbers) flags.number(name, target, "");
-  flags.parse(argc, argv);
 }
 
 // Names the exercises that follow this lesson (tutorials/exercises), at its end.

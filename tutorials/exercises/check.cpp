@@ -24,10 +24,10 @@ const std::vector<ExerciseInfo>& exercise_list() {
       {"08.1", "attention"},           {"10.1", "split_heads"},
       {"10.2", "merge_heads"},         {"11.1", "cross_attention"},
       {"12.1", "causal_attention"},    {"12.2", "causal_attention_renormalised"},
-      {"13.1", "softmax_backward"},    {"15.1", "adamw_step"},
-      {"17.1", "layer_norm_backward"}, {"18.1", "kv_append"},
-      {"18.2", "decode_step"},         {"20.1", "online_softmax_attention"},
-      {"21.1", "rope_rotate"},         {"23.1", "gemm_packed_kernel"}};
+      {"13.1", "softmax_backward"},    {"16.1", "adamw_step"},
+      {"18.1", "layer_norm_backward"}, {"19.1", "kv_append"},
+      {"19.2", "decode_step"},         {"21.1", "online_softmax_attention"},
+      {"22.1", "rope_rotate"},         {"24.1", "gemm_packed_kernel"}};
   return list;
 }
 
@@ -413,7 +413,7 @@ Outcome check_softmax_backward(decltype(&softmax_backward) f) {
   return gr.outcome();
 }
 
-// ---- 15.1 ---------------------------------------------------------------------------------
+// ---- 16.1 ---------------------------------------------------------------------------------
 
 Outcome check_adamw_step(decltype(&adamw_step) f) {
   Grader gr;
@@ -446,7 +446,7 @@ Outcome check_adamw_step(decltype(&adamw_step) f) {
   return gr.outcome();
 }
 
-// ---- 17.1 ---------------------------------------------------------------------------------
+// ---- 18.1 ---------------------------------------------------------------------------------
 
 Outcome check_layer_norm_backward(decltype(&layer_norm_backward) f) {
   Grader gr;
@@ -476,7 +476,7 @@ Outcome check_layer_norm_backward(decltype(&layer_norm_backward) f) {
   return gr.outcome();
 }
 
-// ---- 18.1 and 18.2 ------------------------------------------------------------------------
+// ---- 19.1 and 19.2 ------------------------------------------------------------------------
 
 Outcome check_kv_append(decltype(&kv_append) f) {
   Grader gr;
@@ -516,7 +516,7 @@ Outcome check_decode_step(decltype(&decode_step) f) {
   return gr.outcome();
 }
 
-// ---- 20.1 ---------------------------------------------------------------------------------
+// ---- 21.1 ---------------------------------------------------------------------------------
 
 Outcome check_online_softmax_attention(decltype(&online_softmax_attention) f) {
   Grader gr;
@@ -542,7 +542,7 @@ Outcome check_online_softmax_attention(decltype(&online_softmax_attention) f) {
   return gr.outcome();
 }
 
-// ---- 21.1 ---------------------------------------------------------------------------------
+// ---- 22.1 ---------------------------------------------------------------------------------
 
 Outcome check_rope_rotate(decltype(&rope_rotate) f) {
   Grader gr;
@@ -560,7 +560,7 @@ Outcome check_rope_rotate(decltype(&rope_rotate) f) {
   return gr.outcome();
 }
 
-// ---- 23.1 ---------------------------------------------------------------------------------
+// ---- 24.1 ---------------------------------------------------------------------------------
 
 Outcome check_gemm_packed_kernel(decltype(&gemm_packed_kernel) f) {
   Grader gr;
@@ -608,13 +608,13 @@ Outcome check(const std::string& id, const Functions& f) {
   if (id == "12.1") return check_causal_attention(f.causal_attention);
   if (id == "12.2") return check_causal_attention_renormalised(f.causal_attention_renormalised);
   if (id == "13.1") return check_softmax_backward(f.softmax_backward);
-  if (id == "15.1") return check_adamw_step(f.adamw_step);
-  if (id == "17.1") return check_layer_norm_backward(f.layer_norm_backward);
-  if (id == "18.1") return check_kv_append(f.kv_append);
-  if (id == "18.2") return check_decode_step(f.decode_step);
-  if (id == "20.1") return check_online_softmax_attention(f.online_softmax_attention);
-  if (id == "21.1") return check_rope_rotate(f.rope_rotate);
-  if (id == "23.1") return check_gemm_packed_kernel(f.gemm_packed_kernel);
+  if (id == "16.1") return check_adamw_step(f.adamw_step);
+  if (id == "18.1") return check_layer_norm_backward(f.layer_norm_backward);
+  if (id == "19.1") return check_kv_append(f.kv_append);
+  if (id == "19.2") return check_decode_step(f.decode_step);
+  if (id == "21.1") return check_online_softmax_attention(f.online_softmax_attention);
+  if (id == "22.1") return check_rope_rotate(f.rope_rotate);
+  if (id == "24.1") return check_gemm_packed_kernel(f.gemm_packed_kernel);
   throw Error("check_exercises: no exercise \"" + id + "\"");
 }
 

@@ -19,7 +19,7 @@ namespace qkv::exercises {
 struct Outcome {
   enum Kind { passed, failed, not_implemented } kind = passed;
   std::string message;  // why it failed (and a hint), or the stub's message
-  std::string note;     // a figure a pass reports (23.1: GFLOP/s and share of the peak)
+  std::string note;     // a figure a pass reports (24.1: GFLOP/s and share of the peak)
 };
 
 struct ExerciseInfo {

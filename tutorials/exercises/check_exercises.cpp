@@ -10,6 +10,7 @@
 #include <iostream>
 #include <string>
 
+#include "tutorials/common/program.h"
 #include "tutorials/exercises/check.h"
 
 using namespace qkv::exercises;
@@ -26,52 +27,52 @@ int main(int argc, char** argv) {
                         decode_step,         online_softmax_attention,
                         rope_rotate,         gemm_packed_kernel};
   bool stubs = false;
-  std::vector<ExerciseInfo> asked;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--stubs") {
-      stubs = true;
-      continue;
+  std::vector<std::string> ids;
+  lesson::Flags flags("check_exercises",
+                      "Grades your exercises (tutorials/exercises/learner/) against qkv's own.");
+  flags.rest("EXERCISE", &ids, "the exercises to check, e.g. 07.1 12.1 (default: all of them)");
+  flags.on_off("--stubs", &stubs, "succeed only if every exercise is still its untouched stub");
+  return lesson::run(flags, argc, argv, [&] {
+    std::vector<ExerciseInfo> asked;
+    for (const std::string& id : ids) {
+      bool known = false;
+      for (const ExerciseInfo& e : exercise_list())
+        if (id == e.id) asked.push_back(e), known = true;
+      if (!known)
+        flags.fail("no exercise \"" + id + "\" (they are 01.1 to " + exercise_list().back().id +
+                   "; run without arguments for the list)");
     }
-    bool known = false;
-    for (const ExerciseInfo& e : exercise_list())
-      if (arg == e.id) asked.push_back(e), known = true;
-    if (!known) {
-      std::cerr << "check_exercises: error: no exercise \"" << arg << "\" (they are 01.1 to 23.1;"
-                << " run without arguments for the list)\n";
-      return 2;
+    if (asked.empty()) asked = exercise_list();
+    std::string done, remaining;
+    int passed = 0, untouched = 0;
+    for (const ExerciseInfo& e : asked) {
+      const Outcome o = check(e.id, yours);
+      const std::string label = std::string(e.id) + " " + e.name;
+      if (o.kind == Outcome::passed) {
+        std::cout << label << ": ok" << (o.note.empty() ? "" : " (" + o.note + ")") << "\n";
+        done += std::string(" ") + e.id;
+        ++passed;
+      } else if (o.kind == Outcome::not_implemented) {
+        // The stub's message without its "exercise <id> (<name>): " prefix.
+        const size_t at = o.message.find("): ");
+        std::cout << label << ": "
+                  << (at == std::string::npos ? o.message : o.message.substr(at + 3)) << "\n";
+        remaining += std::string(" ") + e.id;
+        ++untouched;
+      } else {
+        std::cout << label << ": FAILED " << o.message << "\n";
+        remaining += std::string(" ") + e.id;
+      }
     }
-  }
-  if (asked.empty()) asked = exercise_list();
-  std::string done, remaining;
-  int passed = 0, untouched = 0;
-  for (const ExerciseInfo& e : asked) {
-    const Outcome o = check(e.id, yours);
-    const std::string label = std::string(e.id) + " " + e.name;
-    if (o.kind == Outcome::passed) {
-      std::cout << label << ": ok" << (o.note.empty() ? "" : " (" + o.note + ")") << "\n";
-      done += std::string(" ") + e.id;
-      ++passed;
-    } else if (o.kind == Outcome::not_implemented) {
-      // The stub's message without its "exercise <id> (<name>): " prefix.
-      const size_t at = o.message.find("): ");
-      std::cout << label << ": " << (at == std::string::npos ? o.message : o.message.substr(at + 3))
-                << "\n";
-      remaining += std::string(" ") + e.id;
-      ++untouched;
-    } else {
-      std::cout << label << ": FAILED " << o.message << "\n";
-      remaining += std::string(" ") + e.id;
+    std::cout << "\ndone (" << passed << " of " << asked.size()
+              << "):" << (done.empty() ? " none" : done)
+              << "\nremaining:" << (remaining.empty() ? " none" : remaining) << "\n";
+    if (stubs) {
+      const bool all_stubs = untouched == static_cast<int>(asked.size());
+      std::cout << (all_stubs ? "every exercise is its stub, and each says so\n"
+                              : "some exercises are not their untouched stubs\n");
+      return all_stubs ? 0 : 1;
     }
-  }
-  std::cout << "\ndone (" << passed << " of " << asked.size()
-            << "):" << (done.empty() ? " none" : done)
-            << "\nremaining:" << (remaining.empty() ? " none" : remaining) << "\n";
-  if (stubs) {
-    const bool all_stubs = untouched == static_cast<int>(asked.size());
-    std::cout << (all_stubs ? "every exercise is its stub, and each says so\n"
-                            : "some exercises are not their untouched stubs\n");
-    return all_stubs ? 0 : 1;
-  }
-  return passed == static_cast<int>(asked.size()) ? 0 : 1;
+    return passed == static_cast<int>(asked.size()) ? 0 : 1;
+  });
 }

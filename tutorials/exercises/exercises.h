@@ -53,15 +53,15 @@ struct AdamWHyper {
   /* 12.2 */ Tensor causal_attention_renormalised(const Tensor& q, const Tensor& k,                \
                                                   const Tensor& v);                                \
   /* 13.1 */ Tensor softmax_backward(const Tensor& y, const Tensor& dy);                           \
-  /* 15.1 */ AdamWState adamw_step(const Tensor& param, const Tensor& grad, const Tensor& m,       \
+  /* 16.1 */ AdamWState adamw_step(const Tensor& param, const Tensor& grad, const Tensor& m,       \
                                    const Tensor& v, int64_t step, const AdamWHyper& h);            \
-  /* 17.1 */ LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& w,                  \
+  /* 18.1 */ LayerNormGrads layer_norm_backward(const Tensor& x, const Tensor& w,                  \
                                                 const Tensor& dy);                                 \
-  /* 18.1 */ Tensor kv_append(const Tensor& cache, const Tensor& fresh);                           \
-  /* 18.2 */ Tensor decode_step(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache);    \
-  /* 20.1 */ Tensor online_softmax_attention(const Tensor& scores, const Tensor& v, int64_t tile); \
-  /* 21.1 */ Tensor rope_rotate(const Tensor& x, int64_t offset);                                  \
-  /* 23.1 */ void gemm_packed_kernel(int64_t M, int64_t N, int64_t K, const float* A,              \
+  /* 19.1 */ Tensor kv_append(const Tensor& cache, const Tensor& fresh);                           \
+  /* 19.2 */ Tensor decode_step(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache);    \
+  /* 21.1 */ Tensor online_softmax_attention(const Tensor& scores, const Tensor& v, int64_t tile); \
+  /* 22.1 */ Tensor rope_rotate(const Tensor& x, int64_t offset);                                  \
+  /* 24.1 */ void gemm_packed_kernel(int64_t M, int64_t N, int64_t K, const float* A,              \
                                      const float* B, float* C);
 
 QKV_EXERCISE_FUNCTIONS

@@ -1,9 +1,9 @@
 // exercise_milestones: your exercises running the real thing.
 //
-//   1. Your causal attention (12.1) in every block of lesson 15's tiny GPT, in the attention
+//   1. Your causal attention (12.1) in every block of lesson 16's tiny GPT, in the attention
 //      core's place (GPT::set_attention), trained on the built-in corpus: its validation loss
 //      must end below the bigram baseline's (lesson 05: what one character predicts of the next).
-//   2. Your decoding step (18.2) with the KV cache generates exactly the tokens that recomputing
+//   2. Your decoding step (19.2) with the KV cache generates exactly the tokens that recomputing
 //      the whole context for every token generates with qkv's own attention.
 //
 //   cmake --build --preset release --target exercise_milestones
@@ -51,7 +51,7 @@ double bigram_val_loss(const TextSplit& split, int64_t V) {
   return loss / static_cast<double>(val.size() - 1);
 }
 
-// Lesson 15's validation loss: 20 batches from a generator seeded 0.
+// Lesson 16's validation loss: 20 batches from a generator seeded 0.
 double val_loss(GPT& m, const TextSplit& split, int64_t B, int64_t T) {
   NoGradGuard no_grad;
   Generator g(0);
@@ -69,71 +69,77 @@ double val_loss(GPT& m, const TextSplit& split, int64_t B, int64_t T) {
 int main(int argc, char** argv) {
   const int64_t full_steps = 400;
   int64_t steps = full_steps;
-  lesson::parse_flags(argc, argv, "exercise_milestones [--steps N]", {}, {{"--steps", &steps}});
-  const std::string text = lesson::builtin_corpus();
-  const CharTokenizer tok(text);
-  const TextSplit split = split_90_10(tok.encode(text));
-  const int64_t V = tok.vocab_size(), B = 16, T = 32;
-  int failures = 0;
+  lesson::Flags flags("exercise_milestones",
+                      "Your exercises in the real thing: 12.1 trains the tiny GPT, 19.2 decodes.");
+  flags.number("--steps", &steps, "training steps of milestone 1 (its check needs 400)", 1,
+               10'000'000);
+  return lesson::run(flags, argc, argv, [&] {
+    const std::string text = lesson::builtin_corpus();
+    const CharTokenizer tok(text);
+    const TextSplit split = split_90_10(tok.encode(text));
+    const int64_t V = tok.vocab_size(), B = 16, T = 32;
+    int failures = 0;
 
-  std::cout << "Milestone 1: the tiny GPT trained through your causal_attention (12.1)\n";
-  manual_seed(1337);
-  GPT m(GPTConfig{.vocab_size = V, .n_embd = 64, .n_head = 4, .n_layer = 2, .block = T});
-  m.set_attention([](const Tensor& q, const Tensor& k, const Tensor& v) {
-    return mine::causal_attention(q, k, v);
-  });
-  nn::AdamW opt(m.parameters(), 1e-3);
-  Generator g(1337);
-  double loss = 0;
-  try {
-    for (int64_t step = 0; step < steps; ++step) {
-      const Batch b = get_batch(split.train, T, B, g);
-      const Tensor l = cross_entropy(view(m(b.x), {B * T, V}), view(b.y, {B * T}));
-      loss = l.item<float>();
-      opt.zero_grad();
-      backward(l);
-      opt.step();
+    std::cout << "Milestone 1: the tiny GPT trained through your causal_attention (12.1)\n";
+    manual_seed(1337);
+    GPT m(GPTConfig{.vocab_size = V, .n_embd = 64, .n_head = 4, .n_layer = 2, .block = T});
+    m.set_attention([](const Tensor& q, const Tensor& k, const Tensor& v) {
+      return mine::causal_attention(q, k, v);
+    });
+    nn::AdamW opt(m.parameters(), 1e-3);
+    Generator g(1337);
+    double loss = 0;
+    try {
+      for (int64_t step = 0; step < steps; ++step) {
+        const Batch b = get_batch(split.train, T, B, g);
+        const Tensor l = cross_entropy(view(m(b.x), {B * T, V}), view(b.y, {B * T}));
+        loss = l.item<float>();
+        opt.zero_grad();
+        backward(l);
+        opt.step();
+      }
+    } catch (const std::exception& e) {
+      std::cout << "  FAILED: training stopped: " << e.what() << "\n";
+      return 1;
     }
-  } catch (const std::exception& e) {
-    std::cout << "  FAILED: training stopped: " << e.what() << "\n";
-    return 1;
-  }
-  const double ours = val_loss(m, split, B, T), bigram = bigram_val_loss(split, V);
-  const bool learned = std::isfinite(ours) && ours < bigram, full_run = steps >= full_steps;
-  const std::string verdict = !full_run ? "skipped (a shortened run; the check needs " +
-                                              std::to_string(full_steps) + " steps)"
-                              : learned ? "ok"
-                                        : "FAILED";
-  std::printf("  after %lld steps: train loss %.4f, val_loss %.4f; the bigram baseline %.4f: %s\n",
-              static_cast<long long>(steps), loss, ours, bigram, verdict.c_str());
-  failures += full_run && !learned;
+    const double ours = val_loss(m, split, B, T), bigram = bigram_val_loss(split, V);
+    const bool learned = std::isfinite(ours) && ours < bigram, full_run = steps >= full_steps;
+    const std::string verdict = !full_run ? "skipped (a shortened run; the check needs " +
+                                                std::to_string(full_steps) + " steps)"
+                                : learned ? "ok"
+                                          : "FAILED";
+    std::printf(
+        "  after %lld steps: train loss %.4f, val_loss %.4f; the bigram baseline %.4f: %s\n",
+        static_cast<long long>(steps), loss, ours, bigram, verdict.c_str());
+    failures += full_run && !learned;
 
-  std::cout << "Milestone 2: greedy decoding with the KV cache and your decode_step (18.2)\n";
-  const SampleOptions greedy{.top_k = 1};
-  const std::vector<int64_t> prompt = {split.val.to_vector<int64_t>()[0]};
-  m.set_attention({});  // qkv's own attention, recomputing the context for every token
-  Generator g1(7), g2(7);
-  const std::vector<int64_t> reference =
-      m.generate(prompt, 60, {.top_k = 1, .use_cache = false}, g1);
-  m.set_attention([](const Tensor& q, const Tensor& k, const Tensor& v) {
-    // The whole context at once (the prompt, or a full window): your causal attention;
-    // one new token after the cached ones: your decoding step.
-    return q.size(2) == k.size(2) ? mine::causal_attention(q, k, v) : mine::decode_step(q, k, v);
+    std::cout << "Milestone 2: greedy decoding with the KV cache and your decode_step (19.2)\n";
+    const SampleOptions greedy{.top_k = 1};
+    const std::vector<int64_t> prompt = {split.val.to_vector<int64_t>()[0]};
+    m.set_attention({});  // qkv's own attention, recomputing the context for every token
+    Generator g1(7), g2(7);
+    const std::vector<int64_t> reference =
+        m.generate(prompt, 60, {.top_k = 1, .use_cache = false}, g1);
+    m.set_attention([](const Tensor& q, const Tensor& k, const Tensor& v) {
+      // The whole context at once (the prompt, or a full window): your causal attention;
+      // one new token after the cached ones: your decoding step.
+      return q.size(2) == k.size(2) ? mine::causal_attention(q, k, v) : mine::decode_step(q, k, v);
+    });
+    std::vector<int64_t> cached;
+    try {
+      cached = m.generate(prompt, 60, greedy, g2);
+    } catch (const std::exception& e) {
+      std::cout << "  FAILED: decoding stopped: " << e.what() << "\n";
+      return 1;
+    }
+    int64_t same = 0;
+    for (size_t i = 0; i < reference.size() && i < cached.size(); ++i)
+      same += reference[i] == cached[i];
+    const bool decoded = cached == reference;
+    std::printf("  %lld of %zu tokens the same as recomputing every context: %s\n",
+                static_cast<long long>(same), reference.size(), decoded ? "ok" : "FAILED");
+    std::cout << "  " << tok.decode(cached) << "\n";
+    failures += !decoded;
+    return failures == 0 ? 0 : 1;
   });
-  std::vector<int64_t> cached;
-  try {
-    cached = m.generate(prompt, 60, greedy, g2);
-  } catch (const std::exception& e) {
-    std::cout << "  FAILED: decoding stopped: " << e.what() << "\n";
-    return 1;
-  }
-  int64_t same = 0;
-  for (size_t i = 0; i < reference.size() && i < cached.size(); ++i)
-    same += reference[i] == cached[i];
-  const bool decoded = cached == reference;
-  std::printf("  %lld of %zu tokens the same as recomputing every context: %s\n",
-              static_cast<long long>(same), reference.size(), decoded ? "ok" : "FAILED");
-  std::cout << "  " << tok.decode(cached) << "\n";
-  failures += !decoded;
-  return failures == 0 ? 0 : 1;
 }

@@ -50,37 +50,37 @@ Tensor softmax_backward_wrong_axis(const Tensor& y, const Tensor& dy);  // 13.1
 Tensor softmax_backward_missing_y(const Tensor& y, const Tensor& dy);   // 13.1
 AdamWState adamw_step_decay_in_gradient(const Tensor& param, const Tensor& grad, const Tensor& m,
                                         const Tensor& v, int64_t step,
-                                        const AdamWHyper& h);  // 15.1
+                                        const AdamWHyper& h);  // 16.1
 AdamWState adamw_step_no_bias_correction(const Tensor& param, const Tensor& grad, const Tensor& m,
                                          const Tensor& v, int64_t step,
-                                         const AdamWHyper& h);  // 15.1
+                                         const AdamWHyper& h);  // 16.1
 AdamWState adamw_step_eps_inside_sqrt(const Tensor& param, const Tensor& grad, const Tensor& m,
-                                      const Tensor& v, int64_t step, const AdamWHyper& h);  // 15.1
+                                      const Tensor& v, int64_t step, const AdamWHyper& h);  // 16.1
 LayerNormGrads layer_norm_backward_dw_not_reduced(const Tensor& x, const Tensor& w,
-                                                  const Tensor& dy);  // 17.1
+                                                  const Tensor& dy);  // 18.1
 LayerNormGrads layer_norm_backward_no_mean_terms(const Tensor& x, const Tensor& w,
-                                                 const Tensor& dy);  // 17.1
+                                                 const Tensor& dy);  // 18.1
 LayerNormGrads layer_norm_backward_unbiased_var(const Tensor& x, const Tensor& w,
-                                                const Tensor& dy);     // 17.1
-Tensor kv_append_wrong_dim(const Tensor& cache, const Tensor& fresh);  // 18.1
-Tensor kv_append_prepends(const Tensor& cache, const Tensor& fresh);   // 18.1
-Tensor kv_append_forgets(const Tensor& cache, const Tensor& fresh);    // 18.1
+                                                const Tensor& dy);     // 18.1
+Tensor kv_append_wrong_dim(const Tensor& cache, const Tensor& fresh);  // 19.1
+Tensor kv_append_prepends(const Tensor& cache, const Tensor& fresh);   // 19.1
+Tensor kv_append_forgets(const Tensor& cache, const Tensor& fresh);    // 19.1
 Tensor decode_step_left_aligned_mask(const Tensor& q, const Tensor& k_cache,
-                                     const Tensor& v_cache);                                 // 18.2
-Tensor decode_step_no_scale(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache);  // 18.2
+                                     const Tensor& v_cache);                                 // 19.2
+Tensor decode_step_no_scale(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache);  // 19.2
 Tensor decode_step_last_key_only(const Tensor& q, const Tensor& k_cache,
-                                 const Tensor& v_cache);                                     // 18.2
-Tensor online_softmax_no_rescale(const Tensor& scores, const Tensor& v, int64_t tile);       // 20.1
-Tensor online_softmax_no_max(const Tensor& scores, const Tensor& v, int64_t tile);           // 20.1
-Tensor online_softmax_rescales_l_only(const Tensor& scores, const Tensor& v, int64_t tile);  // 20.1
-Tensor rope_rotate_ignores_offset(const Tensor& x, int64_t offset);                          // 21.1
-Tensor rope_rotate_neighbours(const Tensor& x, int64_t offset);                              // 21.1
-Tensor rope_rotate_backwards(const Tensor& x, int64_t offset);                               // 21.1
+                                 const Tensor& v_cache);                                     // 19.2
+Tensor online_softmax_no_rescale(const Tensor& scores, const Tensor& v, int64_t tile);       // 21.1
+Tensor online_softmax_no_max(const Tensor& scores, const Tensor& v, int64_t tile);           // 21.1
+Tensor online_softmax_rescales_l_only(const Tensor& scores, const Tensor& v, int64_t tile);  // 21.1
+Tensor rope_rotate_ignores_offset(const Tensor& x, int64_t offset);                          // 22.1
+Tensor rope_rotate_neighbours(const Tensor& x, int64_t offset);                              // 22.1
+Tensor rope_rotate_backwards(const Tensor& x, int64_t offset);                               // 22.1
 void gemm_packed_kernel_accumulates(int64_t M, int64_t N, int64_t K, const float* A, const float* B,
-                                    float* C);  // 23.1
+                                    float* C);  // 24.1
 void gemm_packed_kernel_drops_edges(int64_t M, int64_t N, int64_t K, const float* A, const float* B,
-                                    float* C);  // 23.1
+                                    float* C);  // 24.1
 void gemm_packed_kernel_reads_b_transposed(int64_t M, int64_t N, int64_t K, const float* A,
-                                           const float* B, float* C);  // 23.1
+                                           const float* B, float* C);  // 24.1
 
 }  // namespace qkv::exercises::wrong

@@ -1,5 +1,5 @@
-// Exercise 23.1 (gemm_packed_kernel), a reference solution. Try the exercise first:
-// tutorials/exercises/learner/23_1_gemm_packed_kernel.cpp states the task.
+// Exercise 24.1 (gemm_packed_kernel), a reference solution. Try the exercise first:
+// tutorials/exercises/learner/24_1_gemm_packed_kernel.cpp states the task.
 #include <algorithm>
 #include <vector>
 #include "tutorials/exercises/exercises.h"

@@ -1,4 +1,4 @@
-// Exercise 15.1 (adamw_step): typical wrong answers, each a whole function with one
+// Exercise 16.1 (adamw_step): typical wrong answers, each a whole function with one
 // mistake. The checker must reject every one (prove_exercises, a ctest test).
 #include <cmath>
 #include "tutorials/exercises/wrong/wrong.h"

@@ -1,6 +1,6 @@
-// Exercise 23.1, after lesson 23: gemm_packed_kernel.
+// Exercise 24.1, after lesson 24: gemm_packed_kernel.
 //
-// One rung of the GEMM ladder (lesson 23): C = A B for row-major A (M, K), B (K, N),
+// One rung of the GEMM ladder (lesson 24): C = A B for row-major A (M, K), B (K, N),
 // C (M, N), written over whatever C held before. Pack and use a register tile:
 //   - copy B into panels of NR columns (row k of a panel: NR floats, zero-padded at the edge),
 //     and A into panels of MR rows (column k of a panel: MR floats, zero-padded);
@@ -10,7 +10,7 @@
 // MR = 4 and NR = 8 is a good start. The checker holds you to qkv's matmul on awkward shapes
 // (1, 7, 33, 129) and reports your GFLOP/s at 256^3 and its share of one core's FMA peak.
 //
-// Check it: ./build/release/tutorials/exercises/check_exercises 23.1
+// Check it: ./build/release/tutorials/exercises/check_exercises 24.1
 // (build first: cmake --build --preset release --target check_exercises)
 #include <algorithm>
 #include <vector>
@@ -20,7 +20,7 @@ namespace qkv::exercises {
 
 void gemm_packed_kernel(int64_t M, int64_t N, int64_t K, const float* A, const float* B, float* C) {
   // Write your code here, in place of the line below.
-  not_implemented("23.1", "gemm_packed_kernel", "packing and an MR x NR register tile");
+  not_implemented("24.1", "gemm_packed_kernel", "packing and an MR x NR register tile");
 }
 
 }  // namespace qkv::exercises

@@ -1,4 +1,4 @@
-// Exercise 21.1 (rope_rotate): typical wrong answers, each a whole function with one
+// Exercise 22.1 (rope_rotate): typical wrong answers, each a whole function with one
 // mistake. The checker must reject every one (prove_exercises, a ctest test).
 #include <cmath>
 #include <vector>

@@ -1,5 +1,5 @@
-// Exercise 15.1 (adamw_step), a reference solution. Try the exercise first:
-// tutorials/exercises/learner/15_1_adamw_step.cpp states the task.
+// Exercise 16.1 (adamw_step), a reference solution. Try the exercise first:
+// tutorials/exercises/learner/16_1_adamw_step.cpp states the task.
 #include <cmath>
 #include "tutorials/exercises/exercises.h"
 

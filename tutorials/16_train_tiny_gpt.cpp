@@ -1,4 +1,4 @@
-// Lesson 15: train a tiny GPT, and watch what the causal mask is for.
+// Lesson 16: train a tiny GPT, and watch what the causal mask is for.
 //
 // What you will learn:
 //   - the whole next-token training loop: characters -> ids -> batches of (B, T) inputs and
@@ -16,12 +16,12 @@
 //     matmul, masked_fill, softmax, matmul. The printed losses are the same; only the speed
 //     changes.
 // What comes before: lessons 12 (causal masking) and 14 (a batched head).
-// Run it: ./build/release/tutorials/15_train_tiny_gpt              (the built-in corpus)
-//         ./build/release/tutorials/15_train_tiny_gpt --help       (every flag)
+// Run it: ./build/release/tutorials/16_train_tiny_gpt              (the built-in corpus)
+//         ./build/release/tutorials/16_train_tiny_gpt --help       (every flag)
 //
 // Its PyTorch twin, tools/tiny_gpt_twin.py, mirrors it flag for flag (same split, batches,
 // init, optimizer): run both with the same --data, --seed and sizes and compare their lines
-// (tutorials/README.md, lesson 15, shows the commands).
+// (tutorials/README.md, lesson 16, shows the commands).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -57,7 +57,7 @@ struct Options {
   double temperature = 0.8;
 };
 
-constexpr const char* kProgram = "15_train_tiny_gpt";
+constexpr const char* kProgram = "16_train_tiny_gpt";
 
 // The lesson's flags (tutorials/common/flags.h); --help lists them with their defaults.
 lesson::Flags flags_for(Options& o) {
@@ -88,19 +88,10 @@ lesson::Flags flags_for(Options& o) {
   return f;
 }
 
-Options parse(int argc, char** argv) {
-  Options o;
-  o.fused = fused_enabled() ? 1 : 0;  // the default: what QKV_FUSED says (tensor/fused.h)
-  const lesson::Flags f = flags_for(o);
-  f.parse(argc, argv);
-  if (o.n_embd % o.n_head != 0)
-    f.fail("--n_embd (" + std::to_string(o.n_embd) + ") must be divisible by --n_head (" +
-           std::to_string(o.n_head) + ")");
-  return o;
-}
-
+// Errors after the flags are parsed (a file that cannot be read, a text too short): one line
+// through lesson::run, exit status 1.
 [[noreturn]] void fail(const std::string& message) {
-  lesson::Flags::fail(kProgram, message);
+  throw Error(message);
 }
 
 // ---- data -----------------------------------------------------------------------------------
@@ -279,109 +270,118 @@ void show_attention(GPT& m, const CharTokenizer& tok, const TextSplit& split, co
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
-  if (!o.write_corpus.empty()) {
-    write_or_fail(o.write_corpus, lesson::builtin_corpus());
-    std::cout << "wrote the built-in corpus to " << o.write_corpus << "\n";
-    return 0;
-  }
-  if (o.threads > 0) set_num_threads(static_cast<int>(o.threads));
-  set_fused_enabled(o.fused == 1);  // tensor/fused.h; the same numbers either way
-  const bool builtin = o.data.empty();
-  const std::string text = builtin ? lesson::builtin_corpus() : read_text(o.data);
-  std::unique_ptr<CharTokenizer> tok;
-  Tensor ids;
-  try {
-    tok = std::make_unique<CharTokenizer>(text);
-    ids = tok->encode(text);
-  } catch (const Error& e) {
-    fail("--data \"" + o.data + "\": " + e.what());
-  }
-  const TextSplit split = split_90_10(ids);
-  if (split.val.size(0) < o.block + 2 || split.train.size(0) < o.block + 2)
-    fail("the text is too short: its 90/10 split needs at least --block + 2 = " +
-         std::to_string(o.block + 2) + " characters in each part, got " +
-         std::to_string(split.train.size(0)) + " and " + std::to_string(split.val.size(0)));
-  if (!o.save.empty()) {  // fail before training, not after, if the path cannot be written
-    std::ofstream probe(o.save + ".probe", std::ios::binary);
-    if (!probe) fail("--save \"" + o.save + "\" cannot be written");
-    probe.close();
-    std::filesystem::remove(o.save + ".probe");
-  }
-  std::cout << "data: " << (builtin ? std::string("the built-in corpus") : o.data) << ", "
-            << ids.size(0) << " characters, vocabulary of " << tok->vocab_size() << ", "
-            << split.train.size(0) << " train / " << split.val.size(0) << " validation\n"
-            << "threads: " << num_threads() << "\n"
-            << "attention: "
-            << (fused_enabled() ? "the fused kernel (--fused 0: the composed ops)"
-                                : "the composed ops (--fused 1: the fused kernel)")
-            << "\n";
-
-  const bool causal = !o.no_causal;
-  RunResult main_run =
-      train(o, *tok, split, causal, causal ? "with the causal mask" : "without the mask");
-  if (!o.save.empty()) {
-    try {
-      nn::save(*main_run.model, o.save);
-    } catch (const Error& e) {
-      fail(std::string("--save: ") + e.what());
+  Options o;
+  o.fused = fused_enabled() ? 1 : 0;  // the default: what QKV_FUSED says (tensor/fused.h)
+  lesson::Flags flags = flags_for(o);
+  return lesson::run(flags, argc, argv, [&] {
+    if (o.n_embd % o.n_head != 0)
+      flags.fail("--n_embd (" + std::to_string(o.n_embd) + ") must be divisible by --n_head (" +
+                 std::to_string(o.n_head) + ")");
+    if (!o.write_corpus.empty()) {
+      write_or_fail(o.write_corpus, lesson::builtin_corpus());
+      std::cout << "wrote the built-in corpus to " << o.write_corpus << "\n";
+      return 0;
     }
-    std::cout << "saved the weights to " << o.save << " (safetensors, PyTorch's names)\n";
-  }
-  const std::string dir = o.svg_dir.empty() ? "." : o.svg_dir;
-  std::vector<lesson::Series> curves = {
-      {main_run.model->config.causal ? "causal" : "no mask", main_run.losses}};
-  if (o.steps > 0) show_attention(*main_run.model, *tok, split, o, dir + "/tiny_gpt_attention.svg");
+    if (o.threads > 0) set_num_threads(static_cast<int>(o.threads));
+    set_fused_enabled(o.fused == 1);  // tensor/fused.h; the same numbers either way
+    const bool builtin = o.data.empty();
+    const std::string text = builtin ? lesson::builtin_corpus() : read_text(o.data);
+    std::unique_ptr<CharTokenizer> tok;
+    Tensor ids;
+    try {
+      tok = std::make_unique<CharTokenizer>(text);
+      ids = tok->encode(text);
+    } catch (const Error& e) {
+      fail("--data \"" + o.data + "\": " + e.what());
+    }
+    const TextSplit split = split_90_10(ids);
+    if (split.val.size(0) < o.block + 2 || split.train.size(0) < o.block + 2)
+      fail("the text is too short: its 90/10 split needs at least --block + 2 = " +
+           std::to_string(o.block + 2) + " characters in each part, got " +
+           std::to_string(split.train.size(0)) + " and " + std::to_string(split.val.size(0)));
+    if (!o.save.empty()) {  // fail before training, not after, if the path cannot be written
+      std::ofstream probe(o.save + ".probe", std::ios::binary);
+      if (!probe) fail("--save \"" + o.save + "\" cannot be written");
+      probe.close();
+      std::filesystem::remove(o.save + ".probe");
+    }
+    std::cout << "data: " << (builtin ? std::string("the built-in corpus") : o.data) << ", "
+              << ids.size(0) << " characters, vocabulary of " << tok->vocab_size() << ", "
+              << split.train.size(0) << " train / " << split.val.size(0) << " validation\n"
+              << "threads: " << num_threads() << "\n"
+              << "attention: "
+              << (fused_enabled() ? "the fused kernel (--fused 0: the composed ops)"
+                                  : "the composed ops (--fused 1: the fused kernel)")
+              << "\n";
 
-  // The lesson: the same model, the same batches, no mask.
-  int cheat_gap = -1;  // did the unmasked run cheat as the lesson says? 1 yes, 0 no, -1 not run
-  if (!o.no_compare && causal && o.steps > 0) {
-    RunResult cheat = train(o, *tok, split, /*causal=*/false, "without the mask");
-    curves.push_back({"no mask", cheat.losses});
-    show_attention(*cheat.model, *tok, split, o, dir + "/tiny_gpt_attention_no_mask.svg");
-    std::cout << "\n=== What the mask is for ===\n"
-              << "                 causal   no mask\n"
-              << "train_loss       " << format("%.4f", main_run.train_loss) << "   "
-              << format("%.4f", cheat.train_loss) << "\n"
-              << "val_loss         " << format("%.4f", main_run.val_loss) << "   "
-              << format("%.4f", cheat.val_loss) << "\n"
-              << "val_loss_last    " << format("%.4f", main_run.val_loss_last) << "   "
-              << format("%.4f", cheat.val_loss_last) << "\n"
-              << "Without the mask, position t sees token t+1, the answer it must predict, so the\n"
-                 "training loss (and val_loss, measured the same way) collapses. But at the last\n"
-                 "position there is no future token to copy: val_loss_last is what the model\n"
-                 "really knows, and it is all that generation ever sees. The unmasked model\n"
-                 "learned to copy instead of to predict, and its sample shows it.\n";
-    if (cheat.val_loss >= main_run.val_loss || cheat.val_loss_last <= main_run.val_loss_last)
-      std::cout << "(With this few steps the gap has not opened yet; try more --steps.)\n";
-    if (o.steps >= 1000)
-      cheat_gap =
-          cheat.train_loss < main_run.train_loss && cheat.val_loss_last > main_run.val_loss_last;
-  }
-  if (o.steps > 0) {
-    write_or_fail(
-        dir + "/tiny_gpt_loss.svg",
-        lesson::svg_line_chart(curves, "tiny GPT: training loss", "step", "cross-entropy"));
-    std::cout << "figures: " << dir << "/tiny_gpt_loss.svg, " << dir
-              << "/tiny_gpt_attention*.svg\n";
-  }
+    const bool causal = !o.no_causal;
+    RunResult main_run =
+        train(o, *tok, split, causal, causal ? "with the causal mask" : "without the mask");
+    if (!o.save.empty()) {
+      try {
+        nn::save(*main_run.model, o.save);
+      } catch (const Error& e) {
+        fail(std::string("--save: ") + e.what());
+      }
+      std::cout << "saved the weights to " << o.save << " (safetensors, PyTorch's names)\n";
+    }
+    const std::string dir = o.svg_dir.empty() ? "." : o.svg_dir;
+    std::vector<lesson::Series> curves = {
+        {main_run.model->config.causal ? "causal" : "no mask", main_run.losses}};
+    if (o.steps > 0)
+      show_attention(*main_run.model, *tok, split, o, dir + "/tiny_gpt_attention.svg");
 
-  // The lesson checks its key numbers. On the built-in corpus with the default model and seed,
-  // step 0 is the twin's loss: PyTorch computes 3.361330 for it (run tools/tiny_gpt_twin.py on
-  // the file --write_corpus writes).
-  lesson::banner("Checks");
-  const bool default_setup = builtin && o.n_embd == 64 && o.n_head == 4 && o.n_layer == 2 &&
-                             o.block == 32 && o.batch == 16 && o.seed == 1337 && o.load.empty();
-  if (default_setup && o.steps > 0)
-    lesson::expect(
-        std::fabs(main_run.step0_loss - 3.361330) < 1e-4,
-        "step-0 loss " + format("%.6f", main_run.step0_loss) + " equals PyTorch's 3.361330");
-  if (o.steps >= 20)
-    lesson::expect(main_run.losses.back().second < main_run.step0_loss - 0.5,
-                   "the training loss fell by more than 0.5");
-  if (cheat_gap >= 0)
-    lesson::expect(cheat_gap == 1,
-                   "without the mask: a lower training loss, but a higher val_loss_last");
-  lesson::exercises({"15.1 adamw_step: one step of AdamW"});
-  return lesson::finish();
+    // The lesson: the same model, the same batches, no mask.
+    int cheat_gap = -1;  // did the unmasked run cheat as the lesson says? 1 yes, 0 no, -1 not run
+    if (!o.no_compare && causal && o.steps > 0) {
+      RunResult cheat = train(o, *tok, split, /*causal=*/false, "without the mask");
+      curves.push_back({"no mask", cheat.losses});
+      show_attention(*cheat.model, *tok, split, o, dir + "/tiny_gpt_attention_no_mask.svg");
+      std::cout
+          << "\n=== What the mask is for ===\n"
+          << "                 causal   no mask\n"
+          << "train_loss       " << format("%.4f", main_run.train_loss) << "   "
+          << format("%.4f", cheat.train_loss) << "\n"
+          << "val_loss         " << format("%.4f", main_run.val_loss) << "   "
+          << format("%.4f", cheat.val_loss) << "\n"
+          << "val_loss_last    " << format("%.4f", main_run.val_loss_last) << "   "
+          << format("%.4f", cheat.val_loss_last) << "\n"
+          << "Without the mask, position t sees token t+1, the answer it must predict, so the\n"
+             "training loss (and val_loss, measured the same way) collapses. But at the last\n"
+             "position there is no future token to copy: val_loss_last is what the model\n"
+             "really knows, and it is all that generation ever sees. The unmasked model\n"
+             "learned to copy instead of to predict, and its sample shows it.\n";
+      if (cheat.val_loss >= main_run.val_loss || cheat.val_loss_last <= main_run.val_loss_last)
+        std::cout << "(With this few steps the gap has not opened yet; try more --steps.)\n";
+      if (o.steps >= 1000)
+        cheat_gap =
+            cheat.train_loss < main_run.train_loss && cheat.val_loss_last > main_run.val_loss_last;
+    }
+    if (o.steps > 0) {
+      write_or_fail(
+          dir + "/tiny_gpt_loss.svg",
+          lesson::svg_line_chart(curves, "tiny GPT: training loss", "step", "cross-entropy"));
+      std::cout << "figures: " << dir << "/tiny_gpt_loss.svg, " << dir
+                << "/tiny_gpt_attention*.svg\n";
+    }
+
+    // The lesson checks its key numbers. On the built-in corpus with the default model and seed,
+    // step 0 is the twin's loss: PyTorch computes 3.361330 for it (run tools/tiny_gpt_twin.py on
+    // the file --write_corpus writes).
+    lesson::banner("Checks");
+    const bool default_setup = builtin && o.n_embd == 64 && o.n_head == 4 && o.n_layer == 2 &&
+                               o.block == 32 && o.batch == 16 && o.seed == 1337 && o.load.empty();
+    if (default_setup && o.steps > 0)
+      lesson::expect(
+          std::fabs(main_run.step0_loss - 3.361330) < 1e-4,
+          "step-0 loss " + format("%.6f", main_run.step0_loss) + " equals PyTorch's 3.361330");
+    if (o.steps >= 20)
+      lesson::expect(main_run.losses.back().second < main_run.step0_loss - 0.5,
+                     "the training loss fell by more than 0.5");
+    if (cheat_gap >= 0)
+      lesson::expect(cheat_gap == 1,
+                     "without the mask: a lower training loss, but a higher val_loss_last");
+    lesson::exercises({"16.1 adamw_step: one step of AdamW"});
+    return lesson::finish();
+  });
 }

@@ -1,5 +1,5 @@
-// Exercise 21.1 (rope_rotate), a reference solution. Try the exercise first:
-// tutorials/exercises/learner/21_1_rope_rotate.cpp states the task.
+// Exercise 22.1 (rope_rotate), a reference solution. Try the exercise first:
+// tutorials/exercises/learner/22_1_rope_rotate.cpp states the task.
 #include <cmath>
 #include <vector>
 #include "tutorials/exercises/exercises.h"

@@ -1,4 +1,4 @@
-// Exercise 20.1 (online_softmax_attention): typical wrong answers, each a whole function with one
+// Exercise 21.1 (online_softmax_attention): typical wrong answers, each a whole function with one
 // mistake. The checker must reject every one (prove_exercises, a ctest test).
 #include <algorithm>
 #include <cmath>

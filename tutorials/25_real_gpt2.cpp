@@ -1,4 +1,4 @@
-// Lesson 24: the real GPT-2: its tokenizer, its weights, its first layer's attention, and
+// Lesson 25: the real GPT-2: its tokenizer, its weights, its first layer's attention, and
 // its next words.
 //
 // What you will learn: how a prompt reaches a trained model and what the model makes of it.
@@ -10,17 +10,17 @@
 //   - layer 0's attention for one head, computed by hand from those rows and held to the
 //     model's own weights, and how much of it falls on the first token;
 //   - the most likely next tokens and a greedy continuation, with the KV cache.
-// Lesson 17 built this layer's shapes with random weights; here they are GPT-2's own.
-// What comes before: lessons 12 (causal attention), 15 (a GPT), 17 (GPT-2's layer), 18 (the KV
+// Lesson 18 built this layer's shapes with random weights; here they are GPT-2's own.
+// What comes before: lessons 12 (causal attention), 16 (a GPT), 18 (GPT-2's layer), 19 (the KV
 // cache).
 //
 // GPT-2 small (124M parameters, 548 MB) is not in the repository. Get its four files from
 // Hugging Face's gpt2 repository, https://huggingface.co/openai-community/gpt2 (Files):
 // config.json, model.safetensors, vocab.json and merges.txt, into one folder, then
-//   ./build/release/tutorials/24_real_gpt2 --model that_folder --top_logits 5 --generate 20
+//   ./build/release/tutorials/25_real_gpt2 --model that_folder --top_logits 5 --generate 20
 // Without --model the lesson runs on a tiny GPT-2 with random weights that it writes itself in
 // the same layout (so every line runs in CI, and the numbers mean nothing).
-// Run it: ./build/release/tutorials/24_real_gpt2 [--model DIR] [--prompt TEXT] [--print_ids]
+// Run it: ./build/release/tutorials/25_real_gpt2 [--model DIR] [--prompt TEXT] [--print_ids]
 //         [--top_logits K] [--generate N] [--head H]
 #include <chrono>
 #include <cmath>
@@ -38,7 +38,7 @@ using namespace qkv::attention;
 
 namespace {
 
-const char* kProgram = "24_real_gpt2";
+const char* kProgram = "25_real_gpt2";
 
 struct Options {
   std::string model;                                                 // empty: the tiny random GPT-2
@@ -48,8 +48,7 @@ struct Options {
   std::string write_tiny;  // write the tiny GPT-2's files here and exit
 };
 
-Options parse(int argc, char** argv) {
-  Options o;
+lesson::Flags flags_for(Options& o) {
   lesson::Flags f(kProgram, "GPT-2 from its own files: tokens, embeddings, attention, next words");
   f.text("--model", &o.model,
          "a GPT-2 folder: config.json, model.safetensors, vocab.json, merges.txt");
@@ -59,9 +58,7 @@ Options parse(int argc, char** argv) {
   f.number("--generate", &o.generate, "tokens to generate greedily (temperature 0)", 0);
   f.number("--head", &o.head, "the head of layer 0 whose attention is shown", 0);
   f.text("--write_tiny", &o.write_tiny, "write the tiny random GPT-2's four files here, exit");
-  f.parse(argc, argv);
-  if (o.prompt.empty()) f.fail("--prompt is empty: GPT-2 needs at least one token");
-  return o;
+  return f;
 }
 
 // A folder that is removed when the lesson ends, for the tiny model's files.
@@ -82,7 +79,7 @@ class ScratchFolder {
   std::filesystem::path path_;
 };
 
-// A tiny GPT-2 in Hugging Face's layout: a BPE vocabulary learned from lesson 15's corpus (256
+// A tiny GPT-2 in Hugging Face's layout: a BPE vocabulary learned from lesson 16's corpus (256
 // bytes, 300 merges, <|endoftext|>) and random weights (attention/gpt2.h), written as
 // vocab.json, merges.txt, config.json and model.safetensors.
 void write_tiny_gpt2(const std::string& dir) {
@@ -271,82 +268,84 @@ void show_generation(GPT& model, const BpeTokenizer& tok, const std::vector<int6
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
-  if (!o.write_tiny.empty()) {
-    std::filesystem::create_directories(o.write_tiny);
-    write_tiny_gpt2(o.write_tiny);
-    std::cout << "wrote the tiny GPT-2 to " << o.write_tiny << "\n";
-    return 0;
-  }
-  const bool real = !o.model.empty();
-  std::unique_ptr<ScratchFolder> scratch;
+  Options o;
+  lesson::Flags flags = flags_for(o);
+  return lesson::run(flags, argc, argv, [&] {
+    if (o.prompt.empty()) flags.fail("--prompt is empty: GPT-2 needs at least one token");
+    if (!o.write_tiny.empty()) {
+      std::filesystem::create_directories(o.write_tiny);
+      write_tiny_gpt2(o.write_tiny);
+      std::cout << "wrote the tiny GPT-2 to " << o.write_tiny << "\n";
+      return 0;
+    }
+    const bool real = !o.model.empty();
+    std::unique_ptr<ScratchFolder> scratch;
 
-  lesson::banner("1. The model's files");
-  std::string dir = o.model;
-  if (!real) {
-    std::cout << "No --model given. To run GPT-2 small itself, download config.json,\n"
-                 "model.safetensors, vocab.json and merges.txt from Hugging Face's gpt2\n"
-                 "repository (https://huggingface.co/openai-community/gpt2, Files) into one\n"
-                 "folder and pass it with --model. Now: a tiny GPT-2 with random weights, written\n"
-                 "in the same layout to a scratch folder and read back the same way.\n";
-    scratch = std::make_unique<ScratchFolder>();
-    dir = scratch->path();
-    write_tiny_gpt2(dir);
-  }
-  // A bad input ends the lesson with one error line; the scratch folder goes first.
-  auto fail = [&](const std::string& why) {
-    scratch.reset();
-    lesson::Flags::fail(kProgram, why);
-  };
-  std::unique_ptr<GPT> model;
-  std::unique_ptr<BpeTokenizer> tok;
-  try {
-    model = load_gpt2(dir);
-    tok = std::make_unique<BpeTokenizer>(BpeTokenizer::from_folder(dir));
-  } catch (const Error& e) {
-    fail(e.what());
-  }
-  const GPTConfig& c = model->config;
-  if (tok->vocab_size() > c.vocab_size)
-    fail("the tokenizer has " + std::to_string(tok->vocab_size()) +
-         " tokens, more than config.json's vocab_size " + std::to_string(c.vocab_size));
-  if (o.head >= c.n_head)
-    fail("--head must be below n_head (" + std::to_string(c.n_head) + "), got " +
-         std::to_string(o.head));
-  std::printf(
-      "%s: %lld layers, %lld heads of %lld, C = %lld, %lld positions, %lld tokens, "
-      "%lld parameters\n",
-      real ? dir.c_str() : "tiny GPT-2", static_cast<long long>(c.n_layer),
-      static_cast<long long>(c.n_head), static_cast<long long>(c.n_embd / c.n_head),
-      static_cast<long long>(c.n_embd), static_cast<long long>(c.block),
-      static_cast<long long>(c.vocab_size), static_cast<long long>(model->num_parameters()));
-  NoGradGuard no_grad;
+    lesson::banner("1. The model's files");
+    std::string dir = o.model;
+    if (!real) {
+      std::cout
+          << "No --model given. To run GPT-2 small itself, download config.json,\n"
+             "model.safetensors, vocab.json and merges.txt from Hugging Face's gpt2\n"
+             "repository (https://huggingface.co/openai-community/gpt2, Files) into one\n"
+             "folder and pass it with --model. Now: a tiny GPT-2 with random weights, written\n"
+             "in the same layout to a scratch folder and read back the same way.\n";
+      scratch = std::make_unique<ScratchFolder>();
+      dir = scratch->path();
+      write_tiny_gpt2(dir);
+    }
+    // A bad input ends the lesson with one error line; the scratch folder goes first.
+    auto fail = [&](const std::string& why) { throw Error(why); };
+    std::unique_ptr<GPT> model;
+    std::unique_ptr<BpeTokenizer> tok;
+    try {
+      model = load_gpt2(dir);
+      tok = std::make_unique<BpeTokenizer>(BpeTokenizer::from_folder(dir));
+    } catch (const Error& e) {
+      fail(e.what());
+    }
+    const GPTConfig& c = model->config;
+    if (tok->vocab_size() > c.vocab_size)
+      fail("the tokenizer has " + std::to_string(tok->vocab_size()) +
+           " tokens, more than config.json's vocab_size " + std::to_string(c.vocab_size));
+    if (o.head >= c.n_head)
+      fail("--head must be below n_head (" + std::to_string(c.n_head) + "), got " +
+           std::to_string(o.head));
+    std::printf(
+        "%s: %lld layers, %lld heads of %lld, C = %lld, %lld positions, %lld tokens, "
+        "%lld parameters\n",
+        real ? dir.c_str() : "tiny GPT-2", static_cast<long long>(c.n_layer),
+        static_cast<long long>(c.n_head), static_cast<long long>(c.n_embd / c.n_head),
+        static_cast<long long>(c.n_embd), static_cast<long long>(c.block),
+        static_cast<long long>(c.vocab_size), static_cast<long long>(model->num_parameters()));
+    NoGradGuard no_grad;
 
-  lesson::banner("2. The prompt as GPT-2's tokens");
-  const std::vector<int64_t> ids = show_tokens(*tok, o.prompt, o.print_ids);
-  const int64_t T = static_cast<int64_t>(ids.size());
-  if (T > c.block)
-    fail("the prompt is " + std::to_string(T) + " tokens, more than the model's " +
-         std::to_string(c.block) + " positions");
-  if (T + o.generate > c.block)
-    fail("the prompt's " + std::to_string(T) + " tokens + --generate " +
-         std::to_string(o.generate) + " pass the model's " + std::to_string(c.block) +
-         " positions");
+    lesson::banner("2. The prompt as GPT-2's tokens");
+    const std::vector<int64_t> ids = show_tokens(*tok, o.prompt, o.print_ids);
+    const int64_t T = static_cast<int64_t>(ids.size());
+    if (T > c.block)
+      fail("the prompt is " + std::to_string(T) + " tokens, more than the model's " +
+           std::to_string(c.block) + " positions");
+    if (T + o.generate > c.block)
+      fail("the prompt's " + std::to_string(T) + " tokens + --generate " +
+           std::to_string(o.generate) + " pass the model's " + std::to_string(c.block) +
+           " positions");
 
-  lesson::banner("3. Token rows plus position rows, then LayerNorm (the article's table)");
-  show_embeddings(*model, *tok, ids);
+    lesson::banner("3. Token rows plus position rows, then LayerNorm (the article's table)");
+    show_embeddings(*model, *tok, ids);
 
-  // One forward over the prompt: block 0 keeps its attention weights (section 4), and the last
-  // position's logits rank the next token (section 5).
-  const Tensor logits = model->forward(from_vector(ids, {1, T}));
+    // One forward over the prompt: block 0 keeps its attention weights (section 4), and the last
+    // position's logits rank the next token (section 5).
+    const Tensor logits = model->forward(from_vector(ids, {1, T}));
 
-  lesson::banner("4. Layer 0's attention");
-  show_attention(*model, *tok, ids, o.head, real);
+    lesson::banner("4. Layer 0's attention");
+    show_attention(*model, *tok, ids, o.head, real);
 
-  lesson::banner("5. The most likely next tokens");
-  const int64_t best = show_top_logits(logits, *tok, o.top_logits);
+    lesson::banner("5. The most likely next tokens");
+    const int64_t best = show_top_logits(logits, *tok, o.top_logits);
 
-  lesson::banner("6. Greedy generation");
-  show_generation(*model, *tok, ids, o.generate, best);
-  return lesson::finish();
+    lesson::banner("6. Greedy generation");
+    show_generation(*model, *tok, ids, o.generate, best);
+    return lesson::finish();
+  });
 }

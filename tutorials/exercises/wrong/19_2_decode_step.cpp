@@ -1,4 +1,4 @@
-// Exercise 18.2 (decode_step): typical wrong answers, each a whole function with one
+// Exercise 19.2 (decode_step): typical wrong answers, each a whole function with one
 // mistake. The checker must reject every one (prove_exercises, a ctest test).
 #include <cmath>
 #include "tutorials/exercises/wrong/wrong.h"

@@ -1,5 +1,5 @@
-// Exercise 18.1 (kv_append), a reference solution. Try the exercise first:
-// tutorials/exercises/learner/18_1_kv_append.cpp states the task.
+// Exercise 19.1 (kv_append), a reference solution. Try the exercise first:
+// tutorials/exercises/learner/19_1_kv_append.cpp states the task.
 #include "tutorials/exercises/exercises.h"
 
 namespace qkv::exercises::solution {

@@ -1,5 +1,5 @@
-// Exercise 18.2 (decode_step), a reference solution. Try the exercise first:
-// tutorials/exercises/learner/18_2_decode_step.cpp states the task.
+// Exercise 19.2 (decode_step), a reference solution. Try the exercise first:
+// tutorials/exercises/learner/19_2_decode_step.cpp states the task.
 #include <cmath>
 #include "tutorials/exercises/exercises.h"
 

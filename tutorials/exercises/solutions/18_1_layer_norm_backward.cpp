@@ -1,5 +1,5 @@
-// Exercise 17.1 (layer_norm_backward), a reference solution. Try the exercise first:
-// tutorials/exercises/learner/17_1_layer_norm_backward.cpp states the task.
+// Exercise 18.1 (layer_norm_backward), a reference solution. Try the exercise first:
+// tutorials/exercises/learner/18_1_layer_norm_backward.cpp states the task.
 #include "tutorials/exercises/exercises.h"
 
 namespace qkv::exercises::solution {

@@ -1,4 +1,4 @@
-// Exercise 23.1 (gemm_packed_kernel): typical wrong answers, each a whole function with one
+// Exercise 24.1 (gemm_packed_kernel): typical wrong answers, each a whole function with one
 // mistake. The checker must reject every one (prove_exercises, a ctest test).
 #include <algorithm>
 #include <vector>

@@ -1,5 +1,5 @@
-// Exercise 20.1 (online_softmax_attention), a reference solution. Try the exercise first:
-// tutorials/exercises/learner/20_1_online_softmax_attention.cpp states the task.
+// Exercise 21.1 (online_softmax_attention), a reference solution. Try the exercise first:
+// tutorials/exercises/learner/21_1_online_softmax_attention.cpp states the task.
 #include <algorithm>
 #include <cmath>
 #include <vector>

@@ -1,4 +1,4 @@
-// Exercise 18.1 (kv_append): typical wrong answers, each a whole function with one
+// Exercise 19.1 (kv_append): typical wrong answers, each a whole function with one
 // mistake. The checker must reject every one (prove_exercises, a ctest test).
 #include "tutorials/exercises/wrong/wrong.h"
 

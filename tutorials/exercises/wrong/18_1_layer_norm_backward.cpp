@@ -1,4 +1,4 @@
-// Exercise 17.1 (layer_norm_backward): typical wrong answers, each a whole function with one
+// Exercise 18.1 (layer_norm_backward): typical wrong answers, each a whole function with one
 // mistake. The checker must reject every one (prove_exercises, a ctest test).
 #include "tutorials/exercises/wrong/wrong.h"
 

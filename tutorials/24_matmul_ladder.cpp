@@ -1,0 +1,144 @@
+// Lesson 24: the fast matmul ladder: from three loops to most of the machine's peak.
+//
+// What you will learn: nearly all the arithmetic of a transformer is C = A B, and how fast a
+// framework is comes down to how fast it does that. tensor/gemm.cpp builds it in five steps,
+// each one idea beyond the last; here each runs on the same 512 x 512 x 512 product, with its
+// GFLOP/s and its share of what the threads it uses can do at most (independent chains of
+// fused multiply-adds, measured first: tensor/fma_peak.h):
+//   1. naive: three loops, a dot product per output. The inner loop walks B down a column:
+//      a new cache line for every multiply-add.
+//   2. loop order i-k-j: the inner loop walks a row of B and a row of C, unit stride; the
+//      compiler can now use vector instructions.
+//   3. cache blocks: cut the product into MC x KC blocks of A and KC x NC panels of B that stay
+//      in the L2 and L3 caches while they are reused.
+//   4. packing + a register micro-kernel: copy each block into the exact order the kernel reads,
+//      then compute an MR x NR tile of C in registers over the whole K block (the BLIS design).
+//      The kernel is plain C++; the compiler vectorises its inner loop as best it can.
+//   5. SIMD and threads: the micro-kernel written for the vector registers themselves (AVX-512,
+//      AVX2, NEON or SSE: the line for step 5 names the one this build uses), and the rows of C
+//      shared out over the thread pool (gemm_threaded).
+// The library's own `gemm` is step 5 with refinements beneath it (tensor/gemm_fast.cpp: panels
+// read in place, few-row products, weight gradients cut along K, ...); the last line times it
+// on the same product.
+// What comes before: lesson 01 (tensors); lesson 16 (what the matmuls are for).
+// Run it: ./build/release/tutorials/24_matmul_ladder [--size 512]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tensor/all.h"
+#include "tutorials/common/lesson.h"
+
+using namespace qkv;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t n = 512;
+  lesson::Flags flags("24_matmul_ladder",
+                      "The GEMM ladder: from three loops to most of the machine's peak.");
+  flags.number("--size", &n, "M = N = K of the product timed", 8, 4096);
+  return lesson::run(flags, argc, argv, [&] {
+    if (n < 8 || n > 4096) {
+      std::cerr << "error: --size must be in [8, 4096]\n";
+      return 2;
+    }
+    lesson::banner("1. The ceiling");
+    const int threads = num_threads();
+    const double peak1 = fma_peak_gflops(1), peak_all = fma_peak_gflops(threads);
+    std::printf(
+        "fused multiply-adds: %.1f GFLOP/s at most on one thread, %.1f on all %d\n"
+        "(threads that share a physical core share its FMA units: then the two are close)\n",
+        peak1, peak_all, threads);
+
+    lesson::banner("2. The ladder, C = A B with A, B of " + std::to_string(n) + " x " +
+                   std::to_string(n));
+    Generator g(23);
+    const std::vector<float> a = randn({n, n}, &g).to_vector<float>(),
+                             b = randn({n, n}, &g).to_vector<float>();
+    const MatrixRef A{a.data(), n, 1}, B{b.data(), n, 1};
+    std::vector<float> reference(static_cast<size_t>(n * n));
+    struct Step {
+      const char* name;
+      GemmFn fn;
+      bool threaded;
+    };
+    const std::string fast = std::string("5 ") + gemm_kernel_name() + " + threads";
+    const Step steps[] = {{"1 naive (i-j-k)", gemm_naive, false},
+                          {"2 loop order (i-k-j)", gemm_loop_order, false},
+                          {"3 cache blocks", gemm_blocked, false},
+                          {"4 packed + plain kernel", gemm_packed, false},
+                          {fast.c_str(), gemm_threaded, true}};
+    const double flops =
+        2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+    std::printf("  %-26s %10s %10s %12s\n", "step", "ms", "GFLOP/s", "% of peak");
+    double previous = 0, first = 0, last = 0;
+    bool all_equal = true;
+    for (const Step& s : steps) {
+      std::vector<float> c(static_cast<size_t>(n * n));
+      double best = 1e30;
+      const int reps = s.fn == gemm_naive ? 1 : 5;
+      for (int r = 0; r < reps; ++r) {
+        const int saved = num_threads();
+        if (!s.threaded) set_num_threads(1);
+        const auto t0 = std::chrono::steady_clock::now();
+        s.fn(n, n, n, A, B, c.data(), n, /*accumulate=*/false);
+        best = std::min(best, seconds_since(t0));
+        set_num_threads(saved);
+      }
+      if (s.fn == gemm_naive) reference = c;
+      double worst = 0;
+      for (size_t i = 0; i < c.size(); ++i)
+        worst = std::max(worst, static_cast<double>(std::fabs(c[i] - reference[i])));
+      all_equal = all_equal && worst < 1e-3 * std::sqrt(static_cast<double>(n));
+      const double gflops = flops / best / 1e9;
+      // Steps 1-4 run on one thread (their share of one thread's peak), step 5 on all of them.
+      std::printf("  %-26s %10.2f %10.1f %11.0f%%", s.name, best * 1000, gflops,
+                  100 * gflops / (s.threaded ? peak_all : peak1));
+      if (previous > 0) std::printf("   (x%.1f)", gflops / previous);
+      std::printf("\n");
+      if (first == 0) first = gflops;
+      previous = last = gflops;
+    }
+    std::printf("from step 1 to step 5: x%.0f on the same arithmetic\n", last / first);
+    {  // the production gemm on the same product
+      std::vector<float> c(static_cast<size_t>(n * n));
+      double best = 1e30;
+      for (int r = 0; r < 5; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        gemm(n, n, n, A, B, c.data(), n, /*accumulate=*/false);
+        best = std::min(best, seconds_since(t0));
+      }
+      const double gflops = flops / best / 1e9;
+      std::printf("the library's gemm (step 5 + gemm_fast.cpp): %.1f GFLOP/s, %.0f%% of peak\n",
+                  gflops, 100 * gflops / peak_all);
+      double worst = 0;
+      for (size_t i = 0; i < c.size(); ++i)
+        worst = std::max(worst, static_cast<double>(std::fabs(c[i] - reference[i])));
+      all_equal = all_equal && worst < 1e-3 * std::sqrt(static_cast<double>(n));
+    }
+    lesson::expect(all_equal, "every step computes the same C as the naive loops (to rounding)");
+    std::cout
+        << "\nWhy each step helps: (2) memory is read in cache lines of 16 floats, so walk\n"
+           "it along rows; (3) a block reused from cache costs ~10x less than from memory;\n"
+           "(4) packed data streams through the kernel in order, and a tile of C held in\n"
+           "registers is loaded and stored once per K block instead of once per k; the\n"
+           "compiler already turns the plain kernel's inner loop into vector instructions,\n"
+           "which is most of the jump; (5) a kernel written for the vector registers keeps\n"
+           "the whole tile in them on every compiler and CPU (one instruction doing 4, 8\n"
+           "or 16 multiply-adds), and the threads give every core its share of the rows.\n"
+           "bench/bench_matmul measures the same ladder against OpenBLAS (bench/README.md).\n";
+    lesson::exercises({"24.1 gemm_packed_kernel: packing and a register tile, with its GFLOP/s"});
+    return lesson::finish();
+  });
+}
