@@ -168,9 +168,11 @@ int main(int argc, char** argv) {
     // For each d_k, 200 random queries against 8 random keys (entries N(0, 1)): the mean largest
     // weight of a row, and the mean size (Frobenius norm) of the row's softmax Jacobian.
     Generator g(13);
-    lesson::Series sat_raw{"largest weight, unscaled", {}},
-        sat_scaled{"largest weight, / sqrt(d_k)", {}};
-    lesson::Series jac_raw{"|J|, unscaled", {}}, jac_scaled{"|J|, / sqrt(d_k)", {}};
+    lesson::Series sat_raw{.name = "largest weight, unscaled", .colour = "#d62728"},
+        sat_scaled{.name = "largest weight, / sqrt(d_k)", .colour = "#1f77b4"},
+        jac_raw{.name = "|J|, unscaled", .colour = "#d62728", .dash = "6 4"},
+        jac_scaled{.name = "|J|, / sqrt(d_k)", .colour = "#1f77b4", .dash = "6 4"};
+    for (lesson::Series* s : {&sat_raw, &sat_scaled, &jac_raw, &jac_scaled}) s->markers = true;
     std::printf("  %6s  %22s  %22s\n", "d_k", "unscaled: max w, |J|", "scaled: max w, |J|");
     double j_small_raw = 0, j_large_raw = 0, j_small_scaled = 0, j_large_scaled = 0;
     for (int64_t dk : {4, 16, 64, 256, 1024}) {
@@ -198,9 +200,16 @@ int main(int argc, char** argv) {
       if (dk == 1024) j_large_raw = stats[0][1], j_large_scaled = stats[1][1];
     }
     const std::string path = svg_dir + "/softmax_saturation.svg";
-    nn::write_file_atomic(path, lesson::svg_line_chart({sat_raw, sat_scaled, jac_raw, jac_scaled},
-                                                       "softmax saturation as d_k grows",
-                                                       "log2 d_k", "mean over 200 rows"));
+    nn::write_file_atomic(
+        path, lesson::svg_line_chart(
+                  {sat_raw, sat_scaled, jac_raw, jac_scaled},
+                  {.title = "softmax saturation as d_k grows (200 random rows of 8 scores)",
+                   .x_label = "log2 d_k (2 = 4, 10 = 1024)",
+                   .y_label = "mean over the rows",
+                   .caption = {"Unscaled (red), the largest weight climbs towards 1 and the "
+                               "Jacobian |J| towards 0:",
+                               "the softmax saturates and passes almost no gradient back. "
+                               "Scaled by 1/sqrt(d_k) (blue), both stay level."}}));
     std::cout << "wrote " << path << "\n";
     lesson::expect(j_large_raw < j_small_raw / 4,
                    "unscaled, the Jacobian (the gradient's way back) shrinks as d_k grows");

@@ -423,13 +423,28 @@ int main(int argc, char** argv) {
         "what LayerNorm buys is the higher rates, and the depths, it lets a model train at.)\n");
 
     std::vector<lesson::Series> curves;
-    for (const Variant& v : variants) curves.push_back({v.name, smoothed(v.losses)});
+    for (const Variant& v : variants)
+      curves.push_back({.name = v.name, .points = smoothed(v.losses)});
+    std::vector<std::string> caption;  // what this run's curves show, where they show it
+    if (stuck && ln_only.spread < 0.05 && neither.spread < 0.05)
+      caption.push_back("Without the residual path (the 2nd and 4th) the loss stops near " +
+                        lesson::tick_text(unigram) +
+                        ", the character counts': every position holds one vector.");
+    caption.push_back(res_only.val_loss > both.val_loss
+                          ? "With it the stack learns, and with LayerNorm as well it learns "
+                            "fastest at this lr (" +
+                                lesson::tick_text(setup.lr) + ")."
+                          : "With it the stack learns; at this lr (" + lesson::tick_text(setup.lr) +
+                                ") LayerNorm did not make it learn faster.");
     const std::string svg = svg_dir + "/transformer_block_loss.svg";
     nn::write_file_atomic(
-        svg, lesson::svg_line_chart(curves,
-                                    std::to_string(setup.n_layer) +
-                                        " blocks, four ways: training loss (mean of 10 steps)",
-                                    "step", "cross-entropy"));
+        svg,
+        lesson::svg_line_chart(
+            curves, {.title = std::to_string(setup.n_layer) +
+                              " transformer blocks trained four ways (the same data and draws)",
+                     .x_label = "step",
+                     .y_label = "training loss, mean of the last 10 steps",
+                     .caption = caption}));
     std::cout << "wrote " << svg << "\n";
 
     lesson::banner("Checks");

@@ -102,23 +102,36 @@ int main(int argc, char** argv) {
           encode_utf8(std::vector<char32_t>{tok.chars()[static_cast<size_t>(id)]});
       labels.push_back(c == " " ? "_" : c == "\n" ? "/" : c);  // spaces and newlines visible
     }
+    // Every head of every layer on the sequence above, one grid of layers x heads in one file.
     auto draw = [&](const std::string& file, const std::string& when) {
       NoGradGuard no_grad;
       m(from_vector(seq, {1, config.block}));
+      lesson::HeatmapGrid grid{
+          .title = "tiny GPT (causal mask), " + when +
+                   ": the attention weights of every head on one validation sequence",
+          .row_labels = labels,
+          .column_labels = labels,
+          .caption = {"Row t: how query position t spreads its attention over key positions "
+                      "0..t (each row sums to 1; above the diagonal the mask leaves 0).",
+                      "_ is a space, / a newline."}};
       std::vector<Tensor> maps;
-      std::vector<std::string> titles;
-      for (int64_t layer = 0; layer < config.n_layer; ++layer)
+      for (int64_t layer = 0; layer < config.n_layer; ++layer) {
+        grid.maps.emplace_back();
+        grid.row_titles.push_back("layer " + std::to_string(layer));
         for (int64_t h = 0; h < config.n_head; ++h) {
           maps.push_back(select(select(m.block(layer).attention_weights, 0, 0), 0, h));
-          titles.push_back(when + " layer " + std::to_string(layer) + " head " + std::to_string(h));
+          grid.maps.back().push_back(maps.back());
         }
-      nn::write_file_atomic(svg_dir + "/" + file, lesson::svg_heatmaps(maps, titles, labels));
+      }
+      for (int64_t h = 0; h < config.n_head; ++h)
+        grid.column_titles.push_back("head " + std::to_string(h));
+      nn::write_file_atomic(svg_dir + "/" + file, lesson::svg_heatmap_grid(grid));
       std::cout << "wrote " << svg_dir << "/" << file << "\n";
       return maps;
     };
 
     lesson::banner("1. Before training");
-    draw("attention_maps_untrained.svg", "untrained");
+    draw("attention_maps_untrained.svg", "untrained (step 0)");
     const std::vector<HeadStats> before = head_stats(m, split.val, tok);
 
     lesson::banner("2. Training (lesson 16's loop, " + std::to_string(steps) + " steps)");
@@ -136,7 +149,8 @@ int main(int argc, char** argv) {
     }
 
     lesson::banner("3. After training: every head");
-    const std::vector<Tensor> maps = draw("attention_maps_trained.svg", "trained");
+    const std::vector<Tensor> maps =
+        draw("attention_maps_trained.svg", "after " + std::to_string(steps) + " training steps");
     std::cout << "layer 0 head 0 on \"" << tok.decode(seq) << "\":\n"
               << lesson::terminal_heatmap(maps[0], labels);
     const std::vector<HeadStats> after = head_stats(m, split.val, tok);

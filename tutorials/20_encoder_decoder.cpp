@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
       const Tensor w = mean(select(rev.model->decoder(layer).cross->attention_weights, 0, 0), 0);
       const Tensor map = contiguous(narrow(narrow(w, 0, 0, L), 1, 0, L));
       maps.push_back(map);
-      titles.push_back("decoder layer " + std::to_string(layer) + " cross-attention");
+      titles.push_back("decoder layer " + std::to_string(layer));
       // Row t (after BOS and t outputs) predicts output t = input L-1-t: the anti-diagonal.
       int64_t on = 0;
       for (int64_t t = 0; t < L; ++t) {
@@ -220,9 +220,19 @@ int main(int argc, char** argv) {
     }
     const std::string path = svg_dir + "/encoder_decoder_cross_attention.svg";
     nn::write_file_atomic(
-        path, lesson::svg_heatmaps(
-                  maps, titles,
-                  std::vector<std::string>(out_labels.begin(), out_labels.begin() + L), in_labels));
+        path,
+        lesson::svg_heatmap_grid(
+            {.title = "encoder-decoder trained to reverse, after " + std::to_string(steps) +
+                      " steps: cross-attention on 2718281 (mean of the heads)",
+             .maps = {maps},
+             .column_titles = titles,
+             .row_labels = std::vector<std::string>(out_labels.begin(), out_labels.begin() + L),
+             .column_labels = in_labels,
+             .row_axis = "decoder position (^, then each output so far)",
+             .column_axis = "encoder position (the input digits)",
+             .caption = {"Row t predicts output digit t, which is input digit L-1-t: "
+                         "a trained model reads the anti-diagonal."},
+             .max_width = 900}));
     std::cout << "wrote " << path << "\n";
     lesson::expect_learned(
         full, best_diagonal >= 0.85,

@@ -173,8 +173,16 @@ int main(int argc, char** argv) {
     const std::vector<std::string> labels = {"L", "i", "f", "e", "_", "i", "s", "_"};
     const std::string path = svg_dir + "/attention_variants_differential.svg";
     nn::write_file_atomic(
-        path, lesson::svg_heatmaps({plain_map, a1, a2, d_map},
-                                   {"plain head 0", "A1", "A2", "A1 - lambda A2"}, labels));
+        path, lesson::svg_heatmap_grid(
+                  {.title = "plain vs differential attention, head 0, at initialisation, on "
+                            "\"Life is \"",
+                   .maps = {{plain_map, a1, a2, d_map}},
+                   .column_titles = {"plain head 0", "A1", "A2", "A1 - lambda A2"},
+                   .row_labels = labels,
+                   .column_labels = labels,
+                   .caption = {"Differential attention subtracts a second map (A2, scaled by "
+                               "lambda) from the first; a weight below 0 would show red."},
+                   .max_width = 1000}));
     std::cout << "plain attention, head 0:\n" << lesson::terminal_heatmap(plain_map, labels);
     std::cout << "differential, head 0 (negative entries blank):\n"
               << lesson::terminal_heatmap(d_map, labels) << "wrote " << path << "\n";
