@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <sstream>
+
+#include "nn/json.h"
 
 namespace qkv::attention {
 
@@ -165,6 +168,75 @@ std::vector<int64_t> GPT::generate(std::vector<int64_t> ids, int64_t n,
     ids.push_back(sample_next(last.to_vector<float>(), options.temperature, options.top_k, gen));
   }
   return ids;
+}
+
+// ---- the config as JSON -------------------------------------------------------------------
+
+std::string gpt_config_json(const GPTConfig& c) {
+  std::ostringstream os;
+  os.precision(17);
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  os << "{\"vocab_size\": " << c.vocab_size << ", \"n_embd\": " << c.n_embd
+     << ", \"n_head\": " << c.n_head << ", \"n_layer\": " << c.n_layer << ", \"block\": " << c.block
+     << ", \"causal\": " << flag(c.causal) << ", \"rope\": " << flag(c.rope) << ", \"gelu\": \""
+     << (c.gelu == GeluApproximation::tanh ? "tanh" : "none")
+     << "\", \"layer_norm_eps\": " << c.layer_norm_eps << ", \"tie_head\": " << flag(c.tie_head)
+     << "}";
+  return os.str();
+}
+
+GPTConfig gpt_config_from_json(const std::string& text, const std::string& where) {
+  const std::string op = "GPTConfig: " + where;
+  const nn::Json doc = nn::parse_json(text, op.c_str());
+  check(doc.kind == nn::Json::Kind::object, op, ": a JSON object");
+  auto field = [&](const std::string& key) -> const nn::Json& {
+    const nn::Json* v = nn::json_member(doc, key);
+    check(v != nullptr, op, ": a field \"", key, "\", got none");
+    return *v;
+  };
+  // Sizes up to 2^31: far past any model this trains, and every product of two stays in int64.
+  auto size = [&](const std::string& key) {
+    const int64_t n = nn::json_index(field(key), op.c_str(), "\"" + key + "\"");
+    check(n >= 1 && n <= (int64_t{1} << 31), op, ": \"", key, "\" in [1, 2^31], got ", n);
+    return n;
+  };
+  auto boolean = [&](const std::string& key) {
+    const nn::Json& v = field(key);
+    check(v.kind == nn::Json::Kind::boolean, op, ": \"", key, "\" true or false");
+    return v.boolean;
+  };
+  GPTConfig c{.vocab_size = size("vocab_size"),
+              .n_embd = size("n_embd"),
+              .n_head = size("n_head"),
+              .n_layer = size("n_layer"),
+              .block = size("block"),
+              .causal = boolean("causal"),
+              .rope = boolean("rope")};
+  const nn::Json& gelu = field("gelu");
+  check(gelu.kind == nn::Json::Kind::string && (gelu.text == "none" || gelu.text == "tanh"), op,
+        ": \"gelu\" \"none\" or \"tanh\", got ", gelu.kind == nn::Json::Kind::string ? gelu.text
+                                                                                   : "a non-string");
+  c.gelu = gelu.text == "tanh" ? GeluApproximation::tanh : GeluApproximation::none;
+  c.layer_norm_eps = nn::json_number(field("layer_norm_eps"), op.c_str(), "\"layer_norm_eps\"",
+                                     1e-30, 1);
+  c.tie_head = boolean("tie_head");
+  check(c.n_embd % c.n_head == 0, op, ": n_embd (", c.n_embd, ") divisible by n_head (", c.n_head,
+        ")");
+  check(!c.rope || (c.n_embd / c.n_head) % 2 == 0, op, ": an even head size for rope, got ",
+        c.n_embd / c.n_head);
+  return c;
+}
+
+int64_t gpt_num_parameters(const GPTConfig& c) {
+  // In long double, exact for every count below 2^64: checked against int64 at the end.
+  const long double V = static_cast<long double>(c.vocab_size), C = static_cast<long double>(c.n_embd);
+  const long double block = 4 * C + 4 * (C * C + C) + (C * 4 * C + 4 * C) + (4 * C * C + C);
+  const long double total = V * C + (c.rope ? 0 : static_cast<long double>(c.block) * C) +
+                            static_cast<long double>(c.n_layer) * block + 2 * C +
+                            (c.tie_head ? 0 : C * V);  // the head has no bias
+  check(total < 9.2e18L, "gpt_num_parameters", "a parameter count that fits in int64, got ",
+        static_cast<double>(total));
+  return static_cast<int64_t>(total);
 }
 
 }  // namespace qkv::attention

@@ -39,6 +39,15 @@ struct GPTConfig {
   bool tie_head = false;
 };
 
+// The config as a JSON object ({"vocab_size": 27, "n_embd": 64, ...}, every field), and back:
+// a missing field, a size out of range, a choice qkv does not know is a qkv::Error naming
+// `where` and the field. A checkpoint keeps it, so a saved model needs no flags to rebuild.
+std::string gpt_config_json(const GPTConfig& config);
+GPTConfig gpt_config_from_json(const std::string& json, const std::string& where);
+// The number of parameters a GPT of this config has (what GPT::num_parameters() would say,
+// computed without building it), or a qkv::Error if it would not fit in an int64.
+int64_t gpt_num_parameters(const GPTConfig& config);
+
 // An attention function to run in every block in place of scaled_dot_product_attention (a
 // learner's own, tutorials/exercises): q (B, H, T_q, D) against k, v (B, H, T_k, D) after RoPE
 // and the KV cache, causal; returns (B, H, T_q, D). T_q == T_k over a whole sequence; T_q = 1

@@ -126,9 +126,8 @@ GPTConfig gpt2_config(const std::string& json_text, const std::string& file) {
   check(c.n_embd % c.n_head == 0, "load_gpt2", file, ": n_embd (", c.n_embd,
         ") divisible by n_head (", c.n_head, ")");
   if (const nn::Json* eps = member(doc, "layer_norm_epsilon")) {
-    check(eps->kind == nn::Json::Kind::number, "load_gpt2", file,
-          ": \"layer_norm_epsilon\" a number");
-    c.layer_norm_eps = std::stod(eps->text);
+    const std::string op = "load_gpt2: " + file;
+    c.layer_norm_eps = nn::json_number(*eps, op.c_str(), "\"layer_norm_epsilon\"", 0, 1);
     check(c.layer_norm_eps > 0, "load_gpt2", file, ": \"layer_norm_epsilon\" > 0, got ", eps->text);
   }
   if (const nn::Json* act = member(doc, "activation_function")) {

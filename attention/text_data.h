@@ -25,6 +25,9 @@ class CharTokenizer {
   Tensor encode(const std::string& utf8_text) const;  // int64 (n,); unknown characters: an error
   std::string decode(const std::vector<int64_t>& ids) const;
   const std::vector<char32_t>& chars() const { return chars_; }
+  // Every character once, in id order, as UTF-8: what a checkpoint keeps. A tokenizer built
+  // from this text is this tokenizer again.
+  std::string vocabulary() const { return encode_utf8(chars_); }
 
  private:
   std::vector<char32_t> chars_;  // sorted by code point: id i is chars_[i]

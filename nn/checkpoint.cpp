@@ -1,75 +1,150 @@
 // checkpoint.cpp: training checkpoints (checkpoint.h), a safetensors file with the model, the
-// optimizer's state and, in its metadata, the step, learning rate and generator.
+// optimizer's state, the program's extras and, in its metadata, the step, learning rate and
+// generator.
 #include "nn/checkpoint.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
-
-#include "nn/safetensors.h"
 
 namespace qkv::nn {
 
 namespace {
+
 constexpr const char* kCheckpointFormat = "qkv-checkpoint-1";
+
+// "model.", "optim.", "extra.": a checkpoint's three kinds of tensors.
+bool take_prefix(const std::string& name, const std::string& prefix, std::string* rest) {
+  if (name.rfind(prefix, 0) != 0) return false;
+  *rest = name.substr(prefix.size());
+  return true;
+}
+
+// A learning rate written by save_checkpoint: the whole text a finite number >= 0.
+double parse_lr(const std::string& text, const std::string& path) {
+  char* end = nullptr;
+  const double lr = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  check(!text.empty() && end == text.c_str() + text.size() && std::isfinite(lr) && lr >= 0,
+        "read_checkpoint", "\"", path, "\": a learning rate that is a finite number >= 0, got \"",
+        text, "\"");
+  return lr;
+}
+
+void check_finite(const NamedTensors& tensors, const std::string& prefix, const std::string& path) {
+  for (const auto& [name, t] : tensors) {
+    if (t.dtype() != Dtype::float32) continue;
+    const std::vector<float> values = t.to_vector<float>();
+    for (size_t i = 0; i < values.size(); ++i)
+      check(std::isfinite(values[i]), "read_checkpoint", "\"", path, "\": finite values, got ",
+            std::isnan(values[i]) ? "NaN" : "Inf", " in \"", prefix, name, "\" at flat index ", i);
+  }
+}
+
+}  // namespace
+
+const std::string& Checkpoint::metadata(const std::string& key) const {
+  const auto it = extras.metadata.find(key);
+  check(it != extras.metadata.end(), "read_checkpoint", "\"", path, "\": metadata \"extra.", key,
+        "\", got none (a checkpoint of another program?)");
+  return it->second;
 }
 
 void save_checkpoint(const std::string& path, const Module& model, const Optimizer& optimizer,
-                     const Generator& generator) {
+                     const Generator& generator, const CheckpointExtras& extras) {
   NamedTensors all;
   for (const auto& [name, t] : model.named_parameters()) all.emplace_back("model." + name, t);
   for (const auto& [name, t] : optimizer.state()) all.emplace_back("optim." + name, t);
+  for (const auto& [name, t] : extras.tensors) all.emplace_back("extra." + name, t);
   std::ostringstream lr;
   lr.precision(17);
   lr << optimizer.lr();
-  save_safetensors(path, all,
-                   {{"format", kCheckpointFormat},
-                    {"optimizer", optimizer.name()},
-                    {"step", std::to_string(optimizer.steps())},
-                    {"lr", lr.str()},
-                    {"generator", generator.state()}});
+  std::map<std::string, std::string> metadata = {{"format", kCheckpointFormat},
+                                                  {"optimizer", optimizer.name()},
+                                                  {"step", std::to_string(optimizer.steps())},
+                                                  {"lr", lr.str()},
+                                                  {"generator", generator.state()}};
+  for (const auto& [key, value] : extras.metadata) metadata["extra." + key] = value;
+  save_safetensors(path, all, metadata);
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  const char* op = "read_checkpoint";
+  const SafetensorsFile file = load_safetensors(path);
+  Checkpoint c;
+  c.path = path;
+  auto meta = [&](const std::string& key) -> const std::string& {
+    const auto it = file.metadata.find(key);
+    check(it != file.metadata.end(), op, "\"", path, "\": metadata \"", key,
+          "\", got none (not a qkv checkpoint?)");
+    return it->second;
+  };
+  check(meta("format") == kCheckpointFormat, op, "\"", path, "\": format ", kCheckpointFormat,
+        ", got ", meta("format"));
+  c.optimizer_name = meta("optimizer");
+  const std::string& step = meta("step");
+  check(!step.empty() && step.size() <= 18 &&
+            step.find_first_not_of("0123456789") == std::string::npos,
+        op, "\"", path, "\": a step count, got \"", step, "\"");
+  c.step = std::stoll(step);
+  c.lr = parse_lr(meta("lr"), path);
+  c.generator = meta("generator");
+  Generator probe;
+  try {
+    probe.set_state(c.generator);  // a bad state is refused here, before anything uses it
+  } catch (const Error& e) {
+    throw Error(std::string(op) + ": \"" + path + "\": " + e.what());
+  }
+  for (const auto& [key, value] : file.metadata) {
+    std::string rest;
+    if (take_prefix(key, "extra.", &rest)) c.extras.metadata[rest] = value;
+  }
+  for (const auto& [name, t] : file.tensors) {
+    std::string rest;
+    if (take_prefix(name, "model.", &rest))
+      c.model.emplace_back(rest, t);
+    else if (take_prefix(name, "optim.", &rest))
+      c.optimizer.emplace_back(rest, t);
+    else if (take_prefix(name, "extra.", &rest))
+      c.extras.tensors.emplace_back(rest, t);
+    else
+      throw Error(std::string(op) + ": \"" + path +
+                  "\": keys starting model., optim. or extra., got unexpected key \"" + name +
+                  "\"");
+  }
+  check_finite(c.model, "model.", path);
+  check_finite(c.optimizer, "optim.", path);
+  return c;
+}
+
+void restore_checkpoint(const Checkpoint& c, Module& model, Optimizer& optimizer,
+                        Generator& generator) {
+  const char* op = "load_checkpoint";
+  check(c.optimizer_name == optimizer.name(), op, "\"", c.path, "\": a checkpoint of a ",
+        optimizer.name(), " optimizer, got one of ", c.optimizer_name);
+  // Everything is checked before anything changes, so a refused file leaves the run as it was.
+  std::vector<std::pair<Tensor, Tensor>> pairs;
+  try {
+    pairs = match_state_dict(model, c.model, op);
+  } catch (const Error& e) {
+    throw Error("\"" + c.path + "\": " + e.what());
+  }
+  Generator restored;
+  restored.set_state(c.generator);
+  try {
+    optimizer.load_state(c.optimizer, c.step);  // checks every key and shape before it assigns
+  } catch (const Error& e) {
+    throw Error("\"" + c.path + "\": " + e.what());
+  }
+  optimizer.set_lr(c.lr);
+  copy_into_parameters(pairs);
+  generator = restored;
 }
 
 int64_t load_checkpoint(const std::string& path, Module& model, Optimizer& optimizer,
                         Generator& generator) {
-  const char* op = "load_checkpoint";
-  const SafetensorsFile file = load_safetensors(path);
-  auto meta = [&](const std::string& key) -> const std::string& {
-    const auto it = file.metadata.find(key);
-    check(it != file.metadata.end(), op, "metadata \"", key, "\" in \"", path,
-          "\", got none (not a qkv checkpoint?)");
-    return it->second;
-  };
-  check(meta("format") == kCheckpointFormat, op, "format ", kCheckpointFormat, ", got ",
-        meta("format"));
-  check(meta("optimizer") == optimizer.name(), op, "a checkpoint of a ", optimizer.name(),
-        " optimizer, got one of ", meta("optimizer"));
-  const std::string& step_text = meta("step");
-  check(!step_text.empty() && step_text.size() <= 18 &&
-            std::all_of(step_text.begin(), step_text.end(),
-                        [](char c) { return c >= '0' && c <= '9'; }),
-        op, "a step count, got \"", step_text, "\"");
-  const int64_t step = std::stoll(step_text);
-  double lr = 0;
-  std::istringstream(meta("lr")) >> lr;
-
-  NamedTensors model_part, optim_part;
-  for (const auto& [name, t] : file.tensors) {
-    if (name.rfind("model.", 0) == 0)
-      model_part.emplace_back(name.substr(6), t);
-    else if (name.rfind("optim.", 0) == 0)
-      optim_part.emplace_back(name.substr(6), t);
-    else
-      throw Error(std::string(op) + ": keys starting model. or optim., got unexpected key \"" +
-                  name + "\"");
-  }
-  // Validate everything before changing anything, so a bad file leaves the run as it was.
-  const auto pairs = match_state_dict(model, model_part, op);
-  Generator restored;
-  restored.set_state(meta("generator"));
-  optimizer.load_state(optim_part, step);  // validates fully before it assigns
-  optimizer.set_lr(lr);
-  copy_into_parameters(pairs);
-  generator = restored;
-  return step;
+  const Checkpoint c = read_checkpoint(path);
+  restore_checkpoint(c, model, optimizer, generator);
+  return c.step;
 }
 
 }  // namespace qkv::nn

@@ -2,6 +2,8 @@
 #include "nn/json.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "nn/utf8.h"
@@ -84,13 +86,38 @@ class JsonParser {
       expect_word("null");
     } else if (c == '-' || (c >= '0' && c <= '9')) {
       v.kind = Json::Kind::number;
-      const size_t start = pos_;
-      while (pos_ < s_.size() && std::strchr("+-.eE0123456789", s_[pos_]) != nullptr) ++pos_;
-      v.text = s_.substr(start, pos_ - start);
+      v.text = number();
     } else {
       fail("a value");
     }
     return v;
+  }
+
+  // A number as JSON's grammar writes it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+  // ("1-5", "01", "1." and "+1" are not numbers). Its text is kept as written.
+  std::string number() {
+    const size_t start = pos_;
+    auto digits = [&] {
+      const size_t from = pos_;
+      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
+      return pos_ - from;
+    };
+    if (s_[pos_] == '-') ++pos_;
+    if (pos_ < s_.size() && s_[pos_] == '0') {
+      ++pos_;
+    } else if (digits() == 0) {
+      fail("a digit in a number");
+    }
+    if (pos_ < s_.size() && s_[pos_] == '.') {
+      ++pos_;
+      if (digits() == 0) fail("a digit after the decimal point");
+    }
+    if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
+      ++pos_;
+      if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
+      if (digits() == 0) fail("a digit in the exponent");
+    }
+    return s_.substr(start, pos_ - start);
   }
 
   std::string string_literal() {
@@ -180,12 +207,29 @@ Json parse_json(const std::string& text, const char* op) {
   return JsonParser(text, op).parse_document();
 }
 
+const Json* json_member(const Json& object, const std::string& key) {
+  for (const JsonMember& m : object.members)
+    if (m.key == key) return &m.value;
+  return nullptr;
+}
+
 int64_t json_index(const Json& v, const char* op, const std::string& what) {
   check(v.kind == Json::Kind::number && !v.text.empty() && v.text.size() <= 18 &&
             std::all_of(v.text.begin(), v.text.end(), [](char c) { return c >= '0' && c <= '9'; }),
         op, "a non-negative integer below 10^18 for ", what, ", got ",
         v.kind == Json::Kind::number ? v.text : "a non-number");
   return std::stoll(v.text);
+}
+
+double json_number(const Json& v, const char* op, const std::string& what, double min,
+                   double max) {
+  check(v.kind == Json::Kind::number, op, "a number for ", what, ", got ",
+        v.kind == Json::Kind::string ? "a string" : "another kind of value");
+  // The text already follows JSON's grammar (the parser checked it), which strtod reads whole.
+  const double x = std::strtod(v.text.c_str(), nullptr);
+  check(std::isfinite(x) && x >= min && x <= max, op, "a number in [", min, ", ", max, "] for ",
+        what, ", got ", v.text);
+  return x;
 }
 
 std::string json_escape(const std::string& s) {

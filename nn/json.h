@@ -28,8 +28,13 @@ struct JsonMember {
 // The document in `text`, or a qkv::Error "<op>: bad JSON header: expected ... at byte N".
 Json parse_json(const std::string& text, const char* op);
 
+// The value of `key` in an object, or null when the object has no such key.
+const Json* json_member(const Json& object, const std::string& key);
 // A JSON number that must be a non-negative integer that fits in int64.
 int64_t json_index(const Json& v, const char* op, const std::string& what);
+// A JSON number in [min, max] (finite: "1e999" is refused, not read as infinity).
+double json_number(const Json& v, const char* op, const std::string& what, double min,
+                   double max);
 // A string as a JSON string literal, quotes included.
 std::string json_escape(const std::string& s);
 

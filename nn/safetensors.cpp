@@ -189,7 +189,12 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {
-  return parse_safetensors(read_file(path, "load_safetensors"));
+  const std::string bytes = read_file(path, "load_safetensors");
+  try {
+    return parse_safetensors(bytes);
+  } catch (const Error& e) {  // the message names the file: "<path>": load_safetensors: ...
+    throw Error("\"" + path + "\": " + e.what());
+  }
 }
 
 // ---- modules --------------------------------------------------------------------------------

@@ -169,11 +169,11 @@ class Stack : public nn::Module {
 };
 
 struct Variant {
-  std::string name, short_name;
-  BlockOptions options;
-  std::vector<double> grad_norms;  // ||dL/dx|| at each block's input, at step 0
+  std::string name = "", short_name = "";
+  BlockOptions options = {};
+  std::vector<double> grad_norms = {};  // ||dL/dx|| at each block's input, at step 0
   double spread = 0;  // how far apart the positions are after the last block, at step 0
-  std::vector<std::pair<double, double>> losses;  // (step, training loss)
+  std::vector<std::pair<double, double>> losses = {};  // (step, training loss)
   double val_loss = 0;
 };
 

@@ -5,34 +5,40 @@
 //     their next characters as targets -> logits (B, T, V) -> cross-entropy -> backward ->
 //     AdamW; T predictions per sequence, all trained at once;
 //   - why that is only honest with the causal mask: without it, position t can read token t+1,
-//     the very answer it is asked for. The training loss then falls towards zero, but a model
-//     that generates text never has the next token to peek at, so its loss at the last position
-//     (val_loss_last, all that generation sees) stays bad and its samples fall apart;
-//   - how the attention maps look when the model has learned (an SVG, and one in the terminal).
+//     the very answer it is asked for. The training loss then falls towards zero, but at the
+//     last position of a window there is no next token to copy, so the loss there (val_loss_last,
+//     what generation meets once its context is full) stays bad and the samples fall apart.
+//     tiny_gpt_loss.svg draws the three losses of both runs side by side;
+//   - how the attention maps look when the model has learned (tiny_gpt_attention*.svg, a grid of
+//     layers x heads, and layer 0's first head in the terminal);
+//   - how a run is stopped and resumed: --save writes one checkpoint file (the weights, AdamW's
+//     moments and step, the batch generator, the model's config and the vocabulary); Ctrl-C
+//     finishes the step under way and saves; --resume continues with exactly the losses an
+//     uninterrupted run prints; --load samples from a saved model with no other flag;
 //   - which attention runs: each block splits q, k and v into heads and calls
 //     scaled_dot_product_attention, the core of lessons 09-12. For plain causal self-attention
 //     the core picks a fused kernel that gives the same numbers in fewer passes (as PyTorch's
 //     SDPA picks a backend); --fused 0 (or QKV_FUSED=0) runs the composed ops instead:
 //     matmul, masked_fill, softmax, matmul. The printed losses are the same; only the speed
 //     changes.
-// What comes before: lessons 12 (causal masking) and 14 (a batched head).
+// What comes before: lessons 12 (causal masking), 14 (a batched head), 15 (the block).
 // Run it: ./build/release/tutorials/16_train_tiny_gpt              (the built-in corpus)
 //         ./build/release/tutorials/16_train_tiny_gpt --help       (every flag)
 //
 // Its PyTorch twin, tools/tiny_gpt_twin.py, mirrors it flag for flag (same split, batches,
-// init, optimizer): run both with the same --data, --seed and sizes and compare their lines
-// (tutorials/README.md, lesson 16, shows the commands).
+// init, optimizer, evaluations): run both with the same --data, --seed and sizes and compare
+// their lines (tutorials/README.md, lesson 16, shows the commands).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
+#include <functional>
 #include <iostream>
-#include <map>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "attention/all.h"
 #include "tutorials/common/corpus.h"
@@ -49,73 +55,137 @@ namespace {
 struct Options {
   std::string data;  // empty: the built-in corpus
   int64_t n_embd = 64, n_head = 4, n_layer = 2, block = 32, batch = 16, steps = 1500;
-  int64_t seed = 1337, threads = 0, eval_batches = 20, log_every = 50, fused = 1;
+  int64_t seed = 1337, threads = 0, eval_batches = 20, eval_every = 100, log_every = 50;
+  int64_t warmup_steps = 0, decay_steps = 0, fused = 1;
   double lr = 1e-3;
   bool no_causal = false, no_compare = false;
-  std::string save, load, svg_dir = ".", write_corpus;
-  int64_t sample = 300, top_k = 0;
+  std::string save, resume, load, prompt, svg_dir = ".", write_corpus;
+  int64_t save_every = 500, sample = 300, top_k = 0;
   double temperature = 0.8;
 };
 
 constexpr const char* kProgram = "16_train_tiny_gpt";
+// Where Ctrl-C saves the run when no --save was given.
+constexpr const char* kInterruptedPath = "tiny_gpt_interrupted.safetensors";
 
 // The lesson's flags (tutorials/common/flags.h); --help lists them with their defaults.
 lesson::Flags flags_for(Options& o) {
-  lesson::Flags f(kProgram, "Train a tiny GPT on a text, then again without the mask.");
+  lesson::Flags f(kProgram, "Train a tiny GPT on a text, then again without the causal mask.");
   f.text("--data", &o.data, "UTF-8 text to train on (default: the built-in corpus)");
-  f.number("--n_embd", &o.n_embd, "embedding width C");
-  f.number("--n_head", &o.n_head, "attention heads");
-  f.number("--n_layer", &o.n_layer, "transformer blocks");
-  f.number("--block", &o.block, "context length T");
-  f.number("--batch", &o.batch, "sequences per batch B");
-  f.number("--steps", &o.steps, "AdamW steps", 0);
-  f.real("--lr", &o.lr, "AdamW's learning rate");
+  f.number("--n_embd", &o.n_embd, "embedding width C", 1, 4096);
+  f.number("--n_head", &o.n_head, "attention heads (must divide C)", 1, 4096);
+  f.number("--n_layer", &o.n_layer, "transformer blocks", 1, 1024);
+  f.number("--block", &o.block, "context length T", 1, 65536);
+  f.number("--batch", &o.batch, "sequences per batch B", 1, 65536);
+  f.number("--steps", &o.steps, "AdamW steps in all (with --resume: the step to stop at)", 0,
+           100'000'000);
+  f.real("--lr", &o.lr, "AdamW's learning rate", 0, 10);
+  f.number("--warmup_steps", &o.warmup_steps, "steps of linear warmup to --lr (0: none)", 0,
+           100'000'000);
+  f.number("--decay_steps", &o.decay_steps,
+           "cosine decay to --lr / 10 at this step (0: a constant --lr)", 0, 100'000'000);
   f.number("--seed", &o.seed, "seed of the weights, batches and samples", 0);
-  f.number("--threads", &o.threads, "worker threads; 0: QKV_NUM_THREADS or every core", 0);
-  f.number("--eval_batches", &o.eval_batches, "validation batches");
-  f.number("--log_every", &o.log_every, "steps between loss lines");
+  f.number("--threads", &o.threads, "worker threads; 0: QKV_NUM_THREADS or every core", 0, 1024);
+  f.number("--eval_batches", &o.eval_batches, "batches each evaluation averages over", 1, 100'000);
+  f.number("--eval_every", &o.eval_every, "steps between evaluations (the loss figure's points)", 1,
+           100'000'000);
+  f.number("--log_every", &o.log_every, "steps between loss lines", 1, 100'000'000);
   f.number("--fused", &o.fused, "1: fused attention kernels; 0: the composed ops (QKV_FUSED)", 0,
            1);
   f.on_off("--no_causal", &o.no_causal, "train without the causal mask (the twin's flag too)");
   f.on_off("--no_compare", &o.no_compare, "skip the second, unmasked run the lesson compares");
-  f.text("--save", &o.save, "write the weights (safetensors, PyTorch's names)");
-  f.text("--load", &o.load, "start from these weights");
-  f.number("--sample", &o.sample, "characters to generate", 0);
-  f.real("--temperature", &o.temperature, "sampling temperature");
+  f.text("--save", &o.save, "write a checkpoint of the run here, to resume or sample from");
+  f.number("--save_every", &o.save_every, "steps between checkpoints (and one at the end)", 1,
+           100'000'000);
+  f.text("--resume", &o.resume, "continue the run a --save checkpoint holds, to --steps");
+  f.text("--load", &o.load,
+         "start from a checkpoint's model (or a file of weights), with a fresh optimizer");
+  f.number("--sample", &o.sample, "characters to generate after training", 0, 1'000'000);
+  f.text("--prompt", &o.prompt,
+         "text the sample starts from (default: the validation text's "
+         "first character)");
+  f.real("--temperature", &o.temperature, "sampling temperature", 0, 100);
   f.number("--top_k", &o.top_k, "sample from the k likeliest; 0: from all", 0);
   f.text("--svg_dir", &o.svg_dir, "where the figures go");
   f.text("--write_corpus", &o.write_corpus, "write the built-in corpus here (for the twin), exit");
   return f;
 }
 
-// Errors after the flags are parsed (a file that cannot be read, a text too short): one line
-// through lesson::run, exit status 1.
-[[noreturn]] void fail(const std::string& message) {
-  throw Error(message);
+// An error of this program: one line through lesson::run, "16_train_tiny_gpt: error: ...".
+template <class... Parts>
+void require(bool ok, const Parts&... parts) {
+  if (ok) return;
+  std::ostringstream os;
+  (os << ... << parts);
+  throw Error(os.str());
 }
 
 // ---- data -----------------------------------------------------------------------------------
 
 std::string read_text(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) fail("--data \"" + path + "\" does not exist");
-  if (std::filesystem::is_directory(path, ec)) fail("--data \"" + path + "\" is a folder");
+  const auto status = std::filesystem::status(path, ec);
+  require(std::filesystem::exists(status), "--data \"", path, "\" does not exist");
+  require(!std::filesystem::is_directory(status), "--data \"", path, "\" is a folder");
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail("--data \"" + path + "\" cannot be read");
+  require(static_cast<bool>(in), "--data \"", path, "\" cannot be read");
   std::ostringstream os;
   os << in.rdbuf();
-  if (os.str().empty()) fail("--data \"" + path + "\" is empty");
+  require(!os.str().empty(), "--data \"", path, "\" is empty");
   return os.str();
+}
+
+// A fingerprint of the training text (64-bit FNV-1a), so that a resumed run can tell whether
+// it is given the text it was trained on.
+std::string fingerprint(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+// Characters as a learner reads them in a message: 'a', '\n', U+00E9 'é'.
+std::string shown(char32_t c) {
+  if (c == '\n') return "'\\n'";
+  if (c == '\t') return "'\\t'";
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(c));
+  return c < 0x20 ? std::string(buf) : "'" + encode_utf8({c}) + "'";
+}
+
+// The characters of `text` that `tok` has no id for, listed (at most 8), or "" if none.
+std::string missing_characters(const CharTokenizer& tok, const std::string& text) {
+  const std::vector<char32_t> known = tok.chars();
+  std::vector<char32_t> missing;
+  const CharTokenizer in_text(text);
+  for (const char32_t c : in_text.chars())
+    if (!std::binary_search(known.begin(), known.end(), c)) missing.push_back(c);
+  std::string out;
+  for (size_t i = 0; i < missing.size() && i < 8; ++i) out += (i ? ", " : "") + shown(missing[i]);
+  if (missing.size() > 8) out += " and " + std::to_string(missing.size() - 8) + " more";
+  return out;
 }
 
 // ---- one training run -----------------------------------------------------------------------
 
-struct RunResult {
+// What a run has measured so far, kept in its checkpoint so that a resumed run's figure shows
+// the whole run.
+struct History {
+  std::vector<float> train_loss;  // every step's batch loss, before its update
+  struct Eval {
+    float step, train, val, val_last;
+  };
+  std::vector<Eval> evals;  // every --eval_every steps and at the end
+};
+
+struct Run {
+  std::string label;  // "causal" or "no mask"
   std::shared_ptr<GPT> model;
-  std::vector<std::pair<double, double>> losses;  // (step, training loss)
-  double train_loss = 0, val_loss = 0, val_loss_last = 0, step0_loss = 0;
+  std::unique_ptr<nn::AdamW> opt;
+  Generator batches{0};  // draws the training batches
+  History history;
   double tokens_per_s = 0, step_ms = 0;
-  std::string sample;
 };
 
 std::string format(const char* fmt, double v) {
@@ -127,38 +197,38 @@ std::string format(const char* fmt, double v) {
 // A progress line on stderr (step, loss, tokens/s, time left), redrawn at most 4 times a second.
 class Progress {
  public:
-  explicit Progress(const Options& o) : o_(o) {}
+  Progress(int64_t first, int64_t last, int64_t tokens_per_step)
+      : first_(first), last_(last), tokens_(tokens_per_step) {}
   void update(int64_t step, double loss) {
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(250) && step + 1 != o_.steps) return;
-    last_ = now;
-    const double s = seconds(), done = static_cast<double>(step + 1);
-    std::cerr << "\r  step " << step + 1 << "/" << o_.steps << "  loss " << format("%.4f", loss)
-              << "  " << format("%.0f", done * static_cast<double>(o_.batch * o_.block) / s)
-              << " tok/s  ETA " << format("%.0f", s / done * static_cast<double>(o_.steps) - s)
+    if (now - drawn_ < std::chrono::milliseconds(250) && step + 1 != last_) return;
+    drawn_ = now;
+    const double s = seconds(), done = static_cast<double>(step + 1 - first_);
+    std::cerr << "\r  step " << step + 1 << "/" << last_ << "  loss " << format("%.4f", loss)
+              << "  " << format("%.0f", done * static_cast<double>(tokens_) / s) << " tok/s  ETA "
+              << format("%.0f", std::max(0.0, s / done * static_cast<double>(last_ - first_) - s))
               << " s   " << std::flush;
   }
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
   ~Progress() {
-    if (o_.steps > 0) std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
+    if (last_ > first_) std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
   }
 
  private:
-  const Options& o_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+  int64_t first_, last_, tokens_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), drawn_ = start_;
 };
 
 // The mean cross-entropy of `batches` batches from `data` (generator seeded `seed`), over all
-// positions and at the last position alone (all that generation ever sees).
-std::pair<double, double> evaluate(GPT& m, const Tensor& data, const Options& o, int64_t batches,
-                                   uint64_t seed) {
+// positions and at the last position of each window alone.
+std::pair<double, double> evaluate(GPT& m, const Tensor& data, const Options& o, uint64_t seed) {
   NoGradGuard no_grad;
   Generator g(seed);
   const int64_t N = o.batch * o.block, V = m.config.vocab_size;
   double all = 0, last = 0;
-  for (int64_t i = 0; i < batches; ++i) {
+  for (int64_t i = 0; i < o.eval_batches; ++i) {
     const Batch b = get_batch(data, o.block, o.batch, g);
     const Tensor logits = m(b.x);  // (B, T, V)
     all += cross_entropy(view(logits, {N, V}), view(b.y, {N})).item<float>();
@@ -166,85 +236,207 @@ std::pair<double, double> evaluate(GPT& m, const Tensor& data, const Options& o,
                           contiguous(select(b.y, 1, o.block - 1)))
                 .item<float>();
   }
-  return {all / static_cast<double>(batches), last / static_cast<double>(batches)};
+  const auto n = static_cast<double>(o.eval_batches);
+  return {all / n, last / n};
 }
 
-RunResult train(const Options& o, const CharTokenizer& tok, const TextSplit& split, bool causal,
-                const std::string& label) {
-  RunResult r;
-  manual_seed(static_cast<uint64_t>(o.seed));  // model init draws from the default generator
-  r.model = std::make_shared<GPT>(GPTConfig{.vocab_size = tok.vocab_size(),
-                                            .n_embd = o.n_embd,
-                                            .n_head = o.n_head,
-                                            .n_layer = o.n_layer,
-                                            .block = o.block,
-                                            .causal = causal});
-  GPT& m = *r.model;
-  if (!o.load.empty()) try {
-      nn::load(m, o.load);
-    } catch (const Error& e) {
-      fail("--load: " + std::string(e.what()));
-    }
-  nn::AdamW opt(m.parameters(), o.lr);         // betas (0.9, 0.999), eps 1e-8, weight_decay 0.01
-  Generator g(static_cast<uint64_t>(o.seed));  // training batches: their own generator
-  const int64_t N = o.batch * o.block, V = tok.vocab_size();
-  std::cout << "\n--- training " << label << ": " << m.num_parameters() << " parameters, "
-            << o.steps << " steps of " << o.batch << " x " << o.block << " tokens ---\n";
-  Progress progress(o);
-  for (int64_t step = 0; step < o.steps; ++step) {
-    const Batch b = get_batch(split.train, o.block, o.batch, g);  // x, y (B, T); y: x moved by 1
-    const Tensor logits = m(b.x);                                 // (B, T, V)
-    const Tensor loss = cross_entropy(view(logits, {N, V}), view(b.y, {N}));
-    const double value = loss.item<float>();
-    r.losses.emplace_back(static_cast<double>(step), value);
-    if (step % o.log_every == 0)
-      std::cout << "step " << step << " loss " << format("%.4f", value) << std::endl;
-    opt.zero_grad();
-    backward(loss);
-    opt.step();
-    progress.update(step, value);
+// One evaluation for the loss figure: the training text (its own fixed batches, seed 1) and the
+// validation text (seed 0, the batches of the summary line), printed as one line.
+void record_eval(Run& run, int64_t step, const TextSplit& split, const Options& o) {
+  auto& evals = run.history.evals;
+  if (evals.empty() || evals.back().step != static_cast<float>(step)) {  // not yet measured
+    const double train = evaluate(*run.model, split.train, o, 1).first;
+    const auto [val, val_last] = evaluate(*run.model, split.val, o, 0);
+    evals.push_back({static_cast<float>(step), static_cast<float>(train), static_cast<float>(val),
+                     static_cast<float>(val_last)});
   }
-  if (o.steps > 0) {
-    r.tokens_per_s = static_cast<double>(N * o.steps) / progress.seconds();
-    r.step_ms = 1000 * progress.seconds() / static_cast<double>(o.steps);
-  }
+  std::cout << "eval step " << step << ": train " << format("%.4f", evals.back().train) << " val "
+            << format("%.4f", evals.back().val) << " val_last "
+            << format("%.4f", evals.back().val_last) << std::endl;
+}
 
-  // The losses: training (the last step's; with --steps 0, one batch's, untrained) and validation.
-  if (o.steps > 0) {
-    r.step0_loss = r.losses.front().second;
-    r.train_loss = r.losses.back().second;
-  } else {
-    r.step0_loss = r.train_loss = evaluate(m, split.train, o, 1, o.seed).first;
-  }
-  std::tie(r.val_loss, r.val_loss_last) = evaluate(m, split.val, o, o.eval_batches, 0);
-  std::cout << "summary params=" << m.num_parameters() << " vocab=" << V
-            << " train_loss=" << format("%.4f", r.train_loss)
-            << " val_loss=" << format("%.4f", r.val_loss)
-            << " val_loss_last=" << format("%.4f", r.val_loss_last)
-            << " tokens_per_s=" << format("%.0f", r.tokens_per_s)
-            << " step_ms=" << format("%.2f", r.step_ms) << "\n";
-  if (o.sample > 0) {
-    Generator gs(static_cast<uint64_t>(o.seed));
-    const std::vector<int64_t> start = {split.val.to_vector<int64_t>()[0]};
-    const SampleOptions so{.temperature = o.temperature, .top_k = o.top_k};
-    r.sample = tok.decode(m.generate(start, o.sample, so, gs));
-    std::cout << "sample (" << label << "):\n" << r.sample << "\n";
-  }
+// The learning rate of a step: --lr, or its warmup and cosine decay (to --lr / 10 at
+// --decay_steps) when those are set. A function of the step alone, so a resumed run carries on
+// the schedule from the step its checkpoint holds.
+double lr_at(const Options& o, int64_t step) {
+  if (o.warmup_steps == 0 && o.decay_steps == 0) return o.lr;
+  const int64_t total = std::max(o.decay_steps, o.warmup_steps);
+  return nn::WarmupCosine{.base_lr = o.lr,
+                          .min_lr = o.decay_steps > 0 ? o.lr / 10 : o.lr,
+                          .warmup_steps = o.warmup_steps,
+                          .total_steps = total}
+      .lr(step);
+}
+
+// A new model and optimizer for a run, drawn from --seed as the twin draws them.
+Run new_run(const GPTConfig& config, const Options& o) {
+  Run r;
+  r.label = config.causal ? "causal" : "no mask";
+  manual_seed(static_cast<uint64_t>(o.seed));  // model init draws from the default generator
+  r.model = std::make_shared<GPT>(config);
+  r.opt = std::make_unique<nn::AdamW>(r.model->parameters(), o.lr);  // betas (0.9, 0.999),
+                                                                     // eps 1e-8, decay 0.01
+  r.batches = Generator(static_cast<uint64_t>(o.seed));              // training batches: their own
   return r;
 }
 
-void write_or_fail(const std::string& path, const std::string& text) {
-  try {
-    nn::write_file_atomic(path, text);
-  } catch (const Error& e) {
-    fail(e.what());
+// Trains `run` from the optimizer's step count to o.steps. Returns false if Ctrl-C stopped it
+// (after the step under way, which is kept); `save` is called every --save_every steps.
+bool train(Run& run, const TextSplit& split, const Options& o, const std::function<void()>& save) {
+  GPT& m = *run.model;
+  const int64_t N = o.batch * o.block, V = m.config.vocab_size;
+  const int64_t first = run.opt->steps();
+  Progress progress(first, o.steps, N);
+  lesson::InterruptGuard ctrl_c;
+  for (int64_t step = first; step < o.steps; ++step) {
+    if (step % o.eval_every == 0) record_eval(run, step, split, o);
+    run.opt->set_lr(lr_at(o, step));
+    const Batch b = get_batch(split.train, o.block, o.batch, run.batches);  // x, y (B, T)
+    const Tensor logits = m(b.x);                                           // (B, T, V)
+    const Tensor loss = cross_entropy(view(logits, {N, V}), view(b.y, {N}));
+    const double value = loss.item<float>();
+    run.history.train_loss.push_back(static_cast<float>(value));
+    if (step % o.log_every == 0)
+      std::cout << "step " << step << " loss " << format("%.4f", value) << std::endl;
+    run.opt->zero_grad();
+    backward(loss);
+    run.opt->step();
+    progress.update(step, value);
+    if (lesson::InterruptGuard::interrupted()) return false;
+    if ((step + 1) % o.save_every == 0 && step + 1 < o.steps) save();
+  }
+  if (o.steps > first) {
+    run.tokens_per_s = static_cast<double>(N * (o.steps - first)) / progress.seconds();
+    run.step_ms = 1000 * progress.seconds() / static_cast<double>(o.steps - first);
+  }
+  if (run.history.evals.empty() || run.history.evals.back().step != static_cast<float>(o.steps))
+    record_eval(run, o.steps, split, o);  // the end of the run, if no evaluation fell on it
+  return true;
+}
+
+// ---- checkpoints ----------------------------------------------------------------------------
+// A checkpoint (nn/checkpoint.h) holds the model, AdamW's state and step, the batch generator,
+// and as extras: the model's config, the vocabulary, the run's settings and its history.
+
+std::string run_json(const Options& o, const std::string& data_name, const std::string& text) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "{\"batch\": " << o.batch << ", \"lr\": " << o.lr
+     << ", \"warmup_steps\": " << o.warmup_steps << ", \"decay_steps\": " << o.decay_steps
+     << ", \"seed\": " << o.seed << ", \"eval_batches\": " << o.eval_batches
+     << ", \"eval_every\": " << o.eval_every << ", \"log_every\": " << o.log_every
+     << ", \"no_compare\": " << (o.no_compare ? "true" : "false") << ", \"steps\": " << o.steps
+     << ", \"data\": " << nn::json_escape(data_name) << ", \"data_characters\": " << text.size()
+     << ", \"data_fingerprint\": \"" << fingerprint(text) << "\"}";
+  return os.str();
+}
+
+void save_run(const std::string& path, const Run& run, const CharTokenizer& tok, const Options& o,
+              const std::string& data_name, const std::string& text) {
+  nn::CheckpointExtras extras;
+  extras.metadata = {{"config", gpt_config_json(run.model->config)},
+                     {"vocabulary", tok.vocabulary()},
+                     {"run", run_json(o, data_name, text)}};
+  const auto n_train = static_cast<int64_t>(run.history.train_loss.size());
+  const auto n_eval = static_cast<int64_t>(run.history.evals.size());
+  std::vector<float> evals;
+  for (const History::Eval& e : run.history.evals)
+    evals.insert(evals.end(), {e.step, e.train, e.val, e.val_last});
+  extras.tensors = {{"history.train_loss", from_vector(run.history.train_loss, {n_train})},
+                    {"history.eval", from_vector(evals, {n_eval, 4})}};
+  nn::save_checkpoint(path, *run.model, *run.opt, run.batches, extras);
+}
+
+// A checkpoint's run: its config and vocabulary, checked against the flags the learner gave.
+struct Saved {
+  nn::Checkpoint file;
+  GPTConfig config;
+  std::unique_ptr<CharTokenizer> tok;
+  nn::Json run;  // the settings it was trained with (a JSON object)
+};
+
+Saved read_saved(const std::string& path, const lesson::Flags& flags, const Options& o) {
+  Saved s;
+  s.file = nn::read_checkpoint(path);
+  s.config = gpt_config_from_json(s.file.metadata("config"), path);
+  const std::string& vocabulary = s.file.metadata("vocabulary");
+  s.tok = std::make_unique<CharTokenizer>(vocabulary);
+  require(s.tok->vocabulary() == vocabulary && s.tok->vocab_size() == s.config.vocab_size, "\"",
+          path, "\": a vocabulary of ", s.config.vocab_size,
+          " distinct characters in order, got one that is not");
+  s.run = nn::parse_json(s.file.metadata("run"), ("\"" + path + "\": its run settings").c_str());
+  require(s.run.kind == nn::Json::Kind::object, "\"", path, "\": run settings as a JSON object");
+  // Every parameter the config implies, and no more: checked before a model is built.
+  int64_t held = 0;
+  for (const auto& [name, t] : s.file.model) held += t.numel();
+  require(held == gpt_num_parameters(s.config), "\"", path, "\": its config makes ",
+          gpt_num_parameters(s.config), " parameters, the file holds ", held);
+  // An architecture flag given on the command line must say what the checkpoint says.
+  const std::pair<const char*, std::pair<int64_t, int64_t>> sizes[] = {
+      {"--n_embd", {o.n_embd, s.config.n_embd}},
+      {"--n_head", {o.n_head, s.config.n_head}},
+      {"--n_layer", {o.n_layer, s.config.n_layer}},
+      {"--block", {o.block, s.config.block}}};
+  for (const auto& [flag, values] : sizes)
+    if (flags.given(flag) && values.first != values.second)
+      flags.fail("\"" + path + "\" holds a model with " + std::string(flag + 2) + " " +
+                 std::to_string(values.second) + ", but " + flag + " says " +
+                 std::to_string(values.first));
+  if (flags.given("--no_causal") && o.no_causal == s.config.causal)
+    flags.fail("\"" + path + "\" holds a model trained " + (s.config.causal ? "with" : "without") +
+               " the causal mask, but --no_causal says " + (o.no_causal ? "without" : "with"));
+  return s;
+}
+
+// A number the run settings of a checkpoint hold.
+double run_setting(const Saved& s, const std::string& key, double min, double max) {
+  const nn::Json* v = nn::json_member(s.run, key);
+  require(v != nullptr, "\"", s.file.path, "\": a run setting \"", key, "\", got none");
+  return nn::json_number(*v, ("\"" + s.file.path + "\"").c_str(), "\"" + key + "\"", min, max);
+}
+
+// The history a checkpoint holds (extras "history.train_loss" and "history.eval").
+History read_history(const nn::Checkpoint& c) {
+  History h;
+  for (const auto& [name, t] : c.extras.tensors) {
+    if (name == "history.train_loss" && t.dtype() == Dtype::float32 && t.dim() == 1)
+      h.train_loss = t.to_vector<float>();
+    if (name == "history.eval" && t.dtype() == Dtype::float32 && t.dim() == 2 && t.size(1) == 4) {
+      const std::vector<float> v = t.to_vector<float>();
+      for (size_t i = 0; i + 4 <= v.size(); i += 4)
+        h.evals.push_back({v[i], v[i + 1], v[i + 2], v[i + 3]});
+    }
+  }
+  require(static_cast<int64_t>(h.train_loss.size()) == c.step, "\"", c.path,
+          "\": a loss for each of its ", c.step, " steps, got ", h.train_loss.size());
+  return h;
+}
+
+// ---- figures --------------------------------------------------------------------------------
+
+// The three losses of each run, as the figure draws them.
+void add_curves(std::vector<lesson::Series>& curves, const Run& run, const std::string& colour) {
+  lesson::Series train{.name = run.label + ": training loss", .colour = colour, .width = 1.2},
+      val{.name = run.label + ": validation loss", .colour = colour, .dash = "6 4"},
+      last{.name = run.label + ": last-position loss",
+           .colour = colour,
+           .dash = "2 3",
+           .width = 2.5};
+  for (const History::Eval& e : run.history.evals) {
+    train.points.emplace_back(e.step, e.train);
+    val.points.emplace_back(e.step, e.val);
+    last.points.emplace_back(e.step, e.val_last);
+  }
+  for (lesson::Series* s : {&train, &val, &last}) {
+    s->markers = true;
+    curves.push_back(*s);
   }
 }
 
-// Attention maps of one validation sequence: every head of every layer, and layer 0 head 0 in
-// the terminal.
+// Attention maps of one validation sequence: every head of every layer in one grid, and
+// layer 0 head 0 in the terminal.
 void show_attention(GPT& m, const CharTokenizer& tok, const TextSplit& split, const Options& o,
-                    const std::string& path) {
+                    const std::string& path, const std::string& label, int64_t step) {
   NoGradGuard no_grad;
   const int64_t T = std::min<int64_t>(o.block, 24);
   const Tensor x = view(contiguous(narrow(split.val, 0, 0, T)), {1, T});
@@ -254,17 +446,54 @@ void show_attention(GPT& m, const CharTokenizer& tok, const TextSplit& split, co
     std::string c = tok.decode({id});
     labels.push_back(c == "\n" ? "/" : c == " " ? "_" : c);
   }
-  std::vector<Tensor> maps;
-  std::vector<std::string> titles;
-  for (int64_t l = 0; l < o.n_layer; ++l)
-    for (int64_t h = 0; h < o.n_head; ++h) {
-      maps.push_back(select(select(m.block(l).attention_weights, 0, 0), 0, h));
-      titles.push_back("layer " + std::to_string(l) + " head " + std::to_string(h));
-    }
-  write_or_fail(path, lesson::svg_heatmaps(maps, titles, labels));
-  std::cout << "layer 0, head 0 (" << (m.config.causal ? "causal" : "no mask")
-            << "), darker = more attention; _ is a space, / a newline:\n"
-            << lesson::terminal_heatmap(maps[0], labels);
+  lesson::HeatmapGrid grid{
+      .title = "tiny GPT, " + std::string(label == "causal" ? "causal mask" : "no mask") +
+               ", after step " + std::to_string(step) +
+               ": the attention weights of every head on the first " + std::to_string(T) +
+               " validation characters",
+      .row_labels = labels,
+      .column_labels = labels,
+      .caption = {label == "causal"
+                      ? "Each row sums to 1 over the keys at or before its position; the mask "
+                        "leaves 0 above the diagonal."
+                      : "No mask: a row may read the keys after its position, the very token "
+                        "it is asked to predict among them.",
+                  "_ is a space, / a newline."}};
+  for (int64_t l = 0; l < m.config.n_layer; ++l) {
+    grid.row_titles.push_back("layer " + std::to_string(l));
+    grid.maps.emplace_back();
+    for (int64_t h = 0; h < m.config.n_head; ++h)
+      grid.maps.back().push_back(select(select(m.block(l).attention_weights, 0, 0), 0, h));
+  }
+  for (int64_t h = 0; h < m.config.n_head; ++h)
+    grid.column_titles.push_back("head " + std::to_string(h));
+  nn::write_file_atomic(path, lesson::svg_heatmap_grid(grid));
+  std::cout << "layer 0, head 0 (" << label << "), darker = more attention; _ is a space, / a "
+            << "newline:\n"
+            << lesson::terminal_heatmap(grid.maps[0][0], labels);
+}
+
+// Summary line, then a sample from the prompt.
+void report(Run& run, const CharTokenizer& tok, const TextSplit& split, const Options& o,
+            const std::vector<int64_t>& prompt) {
+  GPT& m = *run.model;
+  const History::Eval& end = run.history.evals.back();
+  const double train_loss = run.history.train_loss.empty()
+                                ? evaluate(m, split.train, o, o.seed).first
+                                : run.history.train_loss.back();
+  std::cout << "summary params=" << m.num_parameters() << " vocab=" << m.config.vocab_size
+            << " train_loss=" << format("%.4f", train_loss)
+            << " val_loss=" << format("%.4f", end.val)
+            << " val_loss_last=" << format("%.4f", end.val_last)
+            << " tokens_per_s=" << format("%.0f", run.tokens_per_s)
+            << " step_ms=" << format("%.2f", run.step_ms) << "\n";
+  if (o.sample > 0) {
+    Generator gs(static_cast<uint64_t>(o.seed));
+    const SampleOptions so{.temperature = o.temperature, .top_k = o.top_k};
+    std::cout << "sample (" << (run.label == "causal" ? "with the causal mask" : "without the mask")
+              << "):\n"
+              << tok.decode(m.generate(prompt, o.sample, so, gs)) << "\n";
+  }
 }
 
 }  // namespace
@@ -277,106 +506,247 @@ int main(int argc, char** argv) {
     if (o.n_embd % o.n_head != 0)
       flags.fail("--n_embd (" + std::to_string(o.n_embd) + ") must be divisible by --n_head (" +
                  std::to_string(o.n_head) + ")");
+    if (!o.resume.empty() && !o.load.empty())
+      flags.fail(
+          "--resume and --load exclude each other: --resume continues a run, --load "
+          "starts a new one from a saved model");
     if (!o.write_corpus.empty()) {
-      write_or_fail(o.write_corpus, lesson::builtin_corpus());
+      nn::write_file_atomic(o.write_corpus, lesson::builtin_corpus());
       std::cout << "wrote the built-in corpus to " << o.write_corpus << "\n";
       return 0;
     }
     if (o.threads > 0) set_num_threads(static_cast<int>(o.threads));
     set_fused_enabled(o.fused == 1);  // tensor/fused.h; the same numbers either way
+
+    // A checkpoint to resume or to start from: read and checked whole before anything else.
+    const std::string from = o.resume.empty() ? o.load : o.resume;
+    std::unique_ptr<Saved> saved;
+    if (!from.empty()) {
+      try {
+        saved = std::make_unique<Saved>(read_saved(from, flags, o));
+      } catch (const Error& e) {
+        // A file of weights alone (nn::save's, PyTorch's) can start a run: --load only.
+        if (!o.resume.empty() ||
+            std::string(e.what()).find("not a qkv checkpoint") == std::string::npos)
+          throw;
+      }
+    }
+    if (saved && !flags.given("--data")) {  // the text the saved model was trained on
+      const nn::Json* data = nn::json_member(saved->run, "data");
+      require(data && data->kind == nn::Json::Kind::string, "\"", from,
+              "\": the run's data, got none");
+      o.data = data->text == "the built-in corpus" ? "" : data->text;
+    }
+    if (saved && !o.resume.empty()) {
+      // The run goes on with the settings it was trained with, unless a flag says otherwise.
+      const auto setting = [&](const char* flag, const char* key, auto* target, double min,
+                               double max) {
+        if (!flags.given(flag))
+          *target = static_cast<std::remove_pointer_t<decltype(target)>>(
+              run_setting(*saved, key, min, max));
+      };
+      setting("--batch", "batch", &o.batch, 1, 65536);
+      setting("--lr", "lr", &o.lr, 1e-30, 10);
+      setting("--warmup_steps", "warmup_steps", &o.warmup_steps, 0, 1e8);
+      setting("--decay_steps", "decay_steps", &o.decay_steps, 0, 1e8);
+      setting("--seed", "seed", &o.seed, 0, 9.2e18);
+      setting("--eval_batches", "eval_batches", &o.eval_batches, 1, 1e5);
+      setting("--eval_every", "eval_every", &o.eval_every, 1, 1e8);
+      setting("--log_every", "log_every", &o.log_every, 1, 1e8);
+      setting("--steps", "steps", &o.steps, 0, 1e8);
+      const nn::Json* no_compare = nn::json_member(saved->run, "no_compare");
+      if (!flags.given("--no_compare") && no_compare && no_compare->kind == nn::Json::Kind::boolean)
+        o.no_compare = no_compare->boolean;
+    }
+    if (saved) {
+      o.n_embd = saved->config.n_embd, o.n_head = saved->config.n_head;
+      o.n_layer = saved->config.n_layer, o.block = saved->config.block;
+      o.no_causal = !saved->config.causal;
+    }
+
+    // The text, and the vocabulary: the text's own, or the checkpoint's.
     const bool builtin = o.data.empty();
+    const std::string data_name = builtin ? "the built-in corpus" : o.data;
     const std::string text = builtin ? lesson::builtin_corpus() : read_text(o.data);
     std::unique_ptr<CharTokenizer> tok;
-    Tensor ids;
     try {
       tok = std::make_unique<CharTokenizer>(text);
-      ids = tok->encode(text);
     } catch (const Error& e) {
-      fail("--data \"" + o.data + "\": " + e.what());
+      throw Error("--data \"" + o.data + "\": " + e.what());
     }
+    if (saved) {
+      const std::string missing = missing_characters(*saved->tok, text);
+      if (!missing.empty())
+        throw Error(data_name + " has characters the vocabulary of \"" + from +
+                    "\" lacks: " + missing);
+      if (!o.resume.empty() && tok->vocabulary() != saved->tok->vocabulary())
+        throw Error("\"" + from + "\" was trained on a text of " +
+                    std::to_string(saved->tok->vocab_size()) + " distinct characters, " +
+                    data_name + " has " + std::to_string(tok->vocab_size()) +
+                    ": resume on the same text, or --load to train on another");
+      tok = std::move(saved->tok);
+    }
+    const Tensor ids = tok->encode(text);
     const TextSplit split = split_90_10(ids);
     if (split.val.size(0) < o.block + 2 || split.train.size(0) < o.block + 2)
-      fail("the text is too short: its 90/10 split needs at least --block + 2 = " +
-           std::to_string(o.block + 2) + " characters in each part, got " +
-           std::to_string(split.train.size(0)) + " and " + std::to_string(split.val.size(0)));
+      throw Error("the text is too short: its 90/10 split needs at least --block + 2 = " +
+                  std::to_string(o.block + 2) + " characters in each part, got " +
+                  std::to_string(split.train.size(0)) + " and " +
+                  std::to_string(split.val.size(0)));
+    // The prompt must be made of the vocabulary's characters (checked before training).
+    std::vector<int64_t> prompt = {split.val.to_vector<int64_t>()[0]};
+    if (!o.prompt.empty()) {
+      const std::string missing = missing_characters(*tok, o.prompt);
+      if (!missing.empty())
+        flags.fail("--prompt has characters outside the vocabulary" +
+                   (from.empty() ? std::string() : " of \"" + from + "\"") + ": " + missing +
+                   " (it has " + std::to_string(tok->vocab_size()) + " characters)");
+      prompt = tok->encode(o.prompt).to_vector<int64_t>();
+    }
     if (!o.save.empty()) {  // fail before training, not after, if the path cannot be written
       std::ofstream probe(o.save + ".probe", std::ios::binary);
-      if (!probe) fail("--save \"" + o.save + "\" cannot be written");
+      if (!probe) throw Error("--save \"" + o.save + "\" cannot be written");
       probe.close();
       std::filesystem::remove(o.save + ".probe");
     }
-    std::cout << "data: " << (builtin ? std::string("the built-in corpus") : o.data) << ", "
-              << ids.size(0) << " characters, vocabulary of " << tok->vocab_size() << ", "
-              << split.train.size(0) << " train / " << split.val.size(0) << " validation\n"
+    std::cout << "data: " << data_name << ", " << ids.size(0) << " characters, vocabulary of "
+              << tok->vocab_size() << ", " << split.train.size(0) << " train / "
+              << split.val.size(0) << " validation\n"
               << "threads: " << num_threads() << "\n"
               << "attention: "
               << (fused_enabled() ? "the fused kernel (--fused 0: the composed ops)"
                                   : "the composed ops (--fused 1: the fused kernel)")
               << "\n";
 
-    const bool causal = !o.no_causal;
-    RunResult main_run =
-        train(o, *tok, split, causal, causal ? "with the causal mask" : "without the mask");
-    if (!o.save.empty()) {
-      try {
-        nn::save(*main_run.model, o.save);
-      } catch (const Error& e) {
-        fail(std::string("--save: ") + e.what());
-      }
-      std::cout << "saved the weights to " << o.save << " (safetensors, PyTorch's names)\n";
+    // The main run: new, resumed, or started from a saved model.
+    const GPTConfig config{.vocab_size = tok->vocab_size(),
+                           .n_embd = o.n_embd,
+                           .n_head = o.n_head,
+                           .n_layer = o.n_layer,
+                           .block = o.block,
+                           .causal = !o.no_causal};
+    Run run = new_run(saved ? saved->config : config, o);
+    if (saved && !o.resume.empty()) {
+      nn::restore_checkpoint(saved->file, *run.model, *run.opt, run.batches);
+      run.history = read_history(saved->file);
+      const nn::Json* trained_on = nn::json_member(saved->run, "data_fingerprint");
+      if (!trained_on || trained_on->text != fingerprint(text))
+        std::cout << "(" << data_name << " is not the text this run was trained on: from here "
+                  << "the losses differ from an uninterrupted run's)\n";
+      std::cout << "resumed " << from << " at step " << run.opt->steps() << " of " << o.steps
+                << "\n";
+    } else if (saved) {
+      // The model alone: a fresh optimizer and history.
+      nn::copy_into_parameters(nn::match_state_dict(*run.model, saved->file.model, from.c_str()));
+      std::cout << "loaded the model of " << from << "\n";
+    } else if (!o.load.empty()) {
+      nn::load(*run.model, o.load);  // a file of weights alone, for the model the flags describe
+      std::cout << "loaded the weights of " << o.load << "\n";
     }
+    if (run.opt->steps() > o.steps)
+      flags.fail("--steps " + std::to_string(o.steps) + " is below the " +
+                 std::to_string(run.opt->steps()) + " steps \"" + from + "\" has already run");
+
+    auto save = [&](const std::string& path) { save_run(path, run, *tok, o, data_name, text); };
+    std::cout << "\n--- training "
+              << (run.model->config.causal ? "with the causal mask" : "without the mask") << ": "
+              << run.model->num_parameters() << " parameters, " << o.steps << " steps of "
+              << o.batch << " x " << o.block << " tokens ---\n";
+    if (!train(run, split, o, [&] {
+          if (!o.save.empty()) save(o.save);
+        })) {
+      const std::string path = o.save.empty() ? kInterruptedPath : o.save;
+      save(path);
+      std::cout << "\ninterrupted after step " << run.opt->steps() - 1 << ": saved the run to "
+                << path << "; continue it with --resume " << path << "\n";
+      return 130;  // 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C
+    }
+    if (!o.save.empty()) {
+      save(o.save);
+      std::cout << "saved the run to " << o.save << " (resume with --resume " << o.save
+                << ", sample with --load " << o.save << " --steps 0)\n";
+    }
+    report(run, *tok, split, o, prompt);
     const std::string dir = o.svg_dir.empty() ? "." : o.svg_dir;
-    std::vector<lesson::Series> curves = {
-        {main_run.model->config.causal ? "causal" : "no mask", main_run.losses}};
     if (o.steps > 0)
-      show_attention(*main_run.model, *tok, split, o, dir + "/tiny_gpt_attention.svg");
+      show_attention(*run.model, *tok, split, o, dir + "/tiny_gpt_attention.svg", run.label,
+                     o.steps);
 
     // The lesson: the same model, the same batches, no mask.
+    std::vector<lesson::Series> curves;
+    add_curves(curves, run, "#1f77b4");
     int cheat_gap = -1;  // did the unmasked run cheat as the lesson says? 1 yes, 0 no, -1 not run
-    if (!o.no_compare && causal && o.steps > 0) {
-      RunResult cheat = train(o, *tok, split, /*causal=*/false, "without the mask");
-      curves.push_back({"no mask", cheat.losses});
-      show_attention(*cheat.model, *tok, split, o, dir + "/tiny_gpt_attention_no_mask.svg");
-      std::cout
-          << "\n=== What the mask is for ===\n"
-          << "                 causal   no mask\n"
-          << "train_loss       " << format("%.4f", main_run.train_loss) << "   "
-          << format("%.4f", cheat.train_loss) << "\n"
-          << "val_loss         " << format("%.4f", main_run.val_loss) << "   "
-          << format("%.4f", cheat.val_loss) << "\n"
-          << "val_loss_last    " << format("%.4f", main_run.val_loss_last) << "   "
-          << format("%.4f", cheat.val_loss_last) << "\n"
-          << "Without the mask, position t sees token t+1, the answer it must predict, so the\n"
-             "training loss (and val_loss, measured the same way) collapses. But at the last\n"
-             "position there is no future token to copy: val_loss_last is what the model\n"
-             "really knows, and it is all that generation ever sees. The unmasked model\n"
-             "learned to copy instead of to predict, and its sample shows it.\n";
-      if (cheat.val_loss >= main_run.val_loss || cheat.val_loss_last <= main_run.val_loss_last)
+    const bool compare = !o.no_compare && run.model->config.causal && o.steps > 0 && o.load.empty();
+    if (compare) {
+      GPTConfig unmasked = run.model->config;
+      unmasked.causal = false;
+      Run cheat = new_run(unmasked, o);
+      std::cout << "\n--- training without the mask: the same model, batches and steps ---\n";
+      if (!train(cheat, split, o, [] {})) {
+        std::cout << "\ninterrupted during the run without the mask"
+                  << (o.save.empty() ? "" : "; the causal run is saved at " + o.save) << "\n";
+        return 130;
+      }
+      report(cheat, *tok, split, o, prompt);
+      add_curves(curves, cheat, "#d62728");
+      show_attention(*cheat.model, *tok, split, o, dir + "/tiny_gpt_attention_no_mask.svg",
+                     cheat.label, o.steps);
+      const History::Eval &a = run.history.evals.back(), &b = cheat.history.evals.back();
+      const double a_train = run.history.train_loss.back(),
+                   b_train = cheat.history.train_loss.back();
+      std::cout << "\n=== What the mask is for ===\n"
+                << "                 causal   no mask\n"
+                << "train_loss       " << format("%.4f", a_train) << "   "
+                << format("%.4f", b_train) << "\n"
+                << "val_loss         " << format("%.4f", a.val) << "   " << format("%.4f", b.val)
+                << "\n"
+                << "val_loss_last    " << format("%.4f", a.val_last) << "   "
+                << format("%.4f", b.val_last) << "\n"
+                << "Without the mask, position t sees token t+1, the answer it must predict, so\n"
+                   "the training loss (and val_loss, measured the same way) collapses. At the\n"
+                   "last position of a window there is no next token to copy: val_loss_last is\n"
+                   "what the model knows, and once its context is full, all that generation\n"
+                   "sees. The unmasked model learned to copy instead of to predict, and its\n"
+                   "sample shows it.\n";
+      if (b.val >= a.val || b.val_last <= a.val_last)
         std::cout << "(With this few steps the gap has not opened yet; try more --steps.)\n";
-      if (o.steps >= 1000)
-        cheat_gap =
-            cheat.train_loss < main_run.train_loss && cheat.val_loss_last > main_run.val_loss_last;
+      if (o.steps >= 1000) cheat_gap = b_train < a_train && b.val_last > a.val_last;
     }
     if (o.steps > 0) {
-      write_or_fail(
+      std::vector<std::string> caption = {
+          "Solid: the loss on training windows; dashed: on validation windows; dotted: at the "
+          "last position of each validation window, where no later token exists to copy."};
+      if (compare)
+        caption.push_back(
+            "With the causal mask (blue) the three stay together. Without it (red) the loss on "
+            "whole windows falls towards 0 by copying the next token, but at the last position "
+            "it stays high: the model never learned to predict.");
+      nn::write_file_atomic(
           dir + "/tiny_gpt_loss.svg",
-          lesson::svg_line_chart(curves, "tiny GPT: training loss", "step", "cross-entropy"));
+          lesson::svg_line_chart(
+              curves,
+              {.title = "tiny GPT on " + data_name + ": " +
+                        (compare ? "with and without the causal mask" : run.label + " run"),
+               .x_label = "step",
+               .y_label = "cross-entropy (mean of " + std::to_string(o.eval_batches) + " batches)",
+               .caption = caption}));
       std::cout << "figures: " << dir << "/tiny_gpt_loss.svg, " << dir
                 << "/tiny_gpt_attention*.svg\n";
     }
 
-    // The lesson checks its key numbers. On the built-in corpus with the default model and seed,
-    // step 0 is the twin's loss: PyTorch computes 3.361330 for it (run tools/tiny_gpt_twin.py on
-    // the file --write_corpus writes).
+    // The lesson checks its key numbers. On the built-in corpus with the default model and
+    // seed, step 0 is the twin's loss: PyTorch computes 3.361330 for it (run
+    // tools/tiny_gpt_twin.py on the file --write_corpus writes).
     lesson::banner("Checks");
     const bool default_setup = builtin && o.n_embd == 64 && o.n_head == 4 && o.n_layer == 2 &&
                                o.block == 32 && o.batch == 16 && o.seed == 1337 && o.load.empty();
-    if (default_setup && o.steps > 0)
+    const std::vector<float>& losses = run.history.train_loss;
+    if (default_setup && !losses.empty())
       lesson::expect(
-          std::fabs(main_run.step0_loss - 3.361330) < 1e-4,
-          "step-0 loss " + format("%.6f", main_run.step0_loss) + " equals PyTorch's 3.361330");
-    if (o.steps >= 20)
-      lesson::expect(main_run.losses.back().second < main_run.step0_loss - 0.5,
+          std::fabs(losses.front() - 3.361330) < 1e-4,
+          "step-0 loss " + format("%.6f", losses.front()) + " equals PyTorch's 3.361330");
+    if (losses.size() >= 20)
+      lesson::expect(losses.back() < losses.front() - 0.5,
                      "the training loss fell by more than 0.5");
     if (cheat_gap >= 0)
       lesson::expect(cheat_gap == 1,

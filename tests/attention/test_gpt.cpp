@@ -194,6 +194,46 @@ TEST(TinyGpt, RejectsBadInput) {
   EXPECT_THROW(m(zeros({1, 3})), Error);                  // not int64
 }
 
+TEST(TinyGpt, ConfigRoundTripsThroughJsonAndCountsItsParameters) {
+  const std::vector<GPTConfig> configs = {
+      {.vocab_size = 27},
+      {.vocab_size = 5, .n_embd = 12, .n_head = 3, .n_layer = 3, .block = 7, .causal = false},
+      {.vocab_size = 9, .n_embd = 8, .n_head = 2, .n_layer = 1, .block = 4, .rope = true,
+       .gelu = GeluApproximation::tanh, .layer_norm_eps = 1e-6, .tie_head = true}};
+  for (const GPTConfig& c : configs) {
+    const GPTConfig back = gpt_config_from_json(gpt_config_json(c), "test");
+    EXPECT_EQ(gpt_config_json(back), gpt_config_json(c));
+    EXPECT_EQ(back.layer_norm_eps, c.layer_norm_eps);
+    EXPECT_EQ(gpt_num_parameters(c), GPT(c).num_parameters()) << gpt_config_json(c);
+  }
+}
+
+TEST(TinyGpt, ABadConfigIsNamedWithItsField) {
+  const std::string good = gpt_config_json({.vocab_size = 27});
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {with("\"n_embd\": 64, ", ""), {"ckpt", "\"n_embd\"", "got none"}},
+      {with("\"n_layer\": 2", "\"n_layer\": 0"), {"ckpt", "\"n_layer\" in [1, 2^31]", "got 0"}},
+      {with("\"n_layer\": 2", "\"n_layer\": 100000000000000000"), {"ckpt", "n_layer"}},
+      {with("\"n_head\": 4", "\"n_head\": 5"), {"ckpt", "divisible by n_head"}},
+      {with("\"gelu\": \"none\"", "\"gelu\": \"erf\""), {"ckpt", "\"gelu\"", "erf"}},
+      {with("\"causal\": true", "\"causal\": 1"), {"ckpt", "\"causal\" true or false"}},
+      {with("\"layer_norm_eps\": 1.0000000000000001e-05", "\"layer_norm_eps\": 1e999"),
+       {"ckpt", "layer_norm_eps", "1e999"}},
+      {with("\"layer_norm_eps\": 1.0000000000000001e-05", "\"layer_norm_eps\": 1-5"),
+       {"ckpt", "bad JSON"}},
+      {"[1, 2]", {"ckpt", "a JSON object"}},
+  };
+  for (const auto& [json, expected] : cases)
+    EXPECT_TRUE(testing::throws_error([&] { gpt_config_from_json(json, "ckpt"); }, expected))
+        << json;
+}
+
 TEST(TextData, TokenizerSortsCodePointsAndRoundTrips) {
   const std::string text =
       "b\xc3\xa9"
@@ -209,6 +249,13 @@ TEST(TextData, TokenizerSortsCodePointsAndRoundTrips) {
   EXPECT_THROW(decode_utf8("\xc3"), Error);          // truncated
   EXPECT_THROW(decode_utf8("\xc0\xaf"), Error);      // overlong
   EXPECT_THROW(decode_utf8("\xed\xa0\x80"), Error);  // a surrogate
+}
+
+TEST(TextData, TheVocabularyRebuildsTheSameTokenizer) {
+  const CharTokenizer tok("héllo, wörld\n");
+  const CharTokenizer again(tok.vocabulary());
+  EXPECT_EQ(again.chars(), tok.chars());
+  EXPECT_EQ(again.vocabulary(), tok.vocabulary());
 }
 
 TEST(TextData, SplitAndBatchesFollowTheReference) {

@@ -3,8 +3,10 @@
 // the uninterrupted run, atomic writes, and a named qkv::Error for every kind of bad file.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "nn/all.h"
+#include "nn/json.h"
 #include "tests/testing.h"
 
 namespace qkv::nn {
@@ -246,6 +248,36 @@ TEST(AtomicWrite, ReplacesTheOldFileAndLeavesNoTemporaries) {
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"taken", "w.safetensors"}));
 }
 
+// ---- JSON -----------------------------------------------------------------------------------
+
+TEST(Json, NumbersFollowTheGrammar) {
+  for (const char* good : {"0", "-0", "12", "-3.25", "1e5", "1E-5", "2.5e+3", "0.0"}) {
+    const Json v = parse_json(good, "test");
+    EXPECT_EQ(v.kind, Json::Kind::number) << good;
+    EXPECT_EQ(v.text, good);
+  }
+  // Text that strtod would read, in part or whole, but that is not a JSON number.
+  for (const char* bad : {"1-5", "01", "1.", ".5", "+1", "-", "1e", "1e+", "--1", "0x10", "1.2.3",
+                          "NaN", "Infinity", "[1-5]", "{\"a\": 1e}"})
+    EXPECT_TRUE(testing::throws_error([&] { parse_json(bad, "test"); }, {"test", "bad JSON"}))
+        << bad;
+}
+
+TEST(Json, NumbersAreReadInRangeOrRefused) {
+  const auto number = [](const std::string& text, double min, double max) {
+    return json_number(parse_json(text, "test"), "test", "x", min, max);
+  };
+  EXPECT_EQ(number("1e-5", 0, 1), 1e-5);
+  EXPECT_EQ(number("-2.5", -3, 0), -2.5);
+  EXPECT_TRUE(testing::throws_error([&] { number("1e999", 0, 1e300); }, {"x", "1e999"}));
+  EXPECT_TRUE(testing::throws_error([&] { number("2", 0, 1); }, {"x", "[0, 1]", "got 2"}));
+  EXPECT_TRUE(testing::throws_error([&] { number("\"1\"", 0, 1); }, {"a number", "a string"}));
+  const Json obj = parse_json("{\"a\": 1, \"b\": [true]}", "test");
+  ASSERT_NE(json_member(obj, "b"), nullptr);
+  EXPECT_EQ(json_member(obj, "b")->items.size(), 1u);
+  EXPECT_EQ(json_member(obj, "c"), nullptr);
+}
+
 // ---- checkpoints ----------------------------------------------------------------------------
 
 // A model with dropout (so the generator matters) trained on batches drawn from the generator.
@@ -341,6 +373,109 @@ TEST(Checkpoint, WrongOptimizerOrModelIsNamedAndChangesNothing) {
   save(*m, dir.file("plain"));
   EXPECT_TRUE(testing::throws_error([&] { load_checkpoint(dir.file("plain"), *m, adamw, g); },
                                     {"not a qkv checkpoint"}));
+}
+
+// Everything a run holds that a load could change: every parameter, the optimizer's state,
+// step and lr, and the generator's state, as one text.
+std::string run_state(const Module& model, const Optimizer& opt, const Generator& gen) {
+  std::ostringstream os;
+  os.precision(9);
+  for (const auto& [name, t] : model.named_parameters())
+    for (const float v : t.to_vector<float>()) os << name << v << " ";
+  for (const auto& [name, t] : opt.state())
+    for (const float v : t.to_vector<float>()) os << name << v << " ";
+  os << opt.steps() << " " << opt.lr() << " " << gen.state();
+  return os.str();
+}
+
+TEST(Checkpoint, ExtrasRoundTripAndReadingChangesNothing) {
+  TempDir dir;
+  TrainingRun run(1);
+  run.step();
+  CheckpointExtras extras;
+  extras.metadata = {{"config", "{\"n\": 3}"}, {"vocabulary", "abc\n"}};
+  extras.tensors = {{"history.loss", tensor({1.5f, 1.25f})}};
+  save_checkpoint(dir.file("c"), *run.model, *run.optimizer, run.gen, extras);
+  const Checkpoint c = read_checkpoint(dir.file("c"));
+  EXPECT_EQ(c.step, 1);
+  EXPECT_EQ(c.optimizer_name, "AdamW");
+  EXPECT_EQ(c.metadata("config"), "{\"n\": 3}");
+  EXPECT_EQ(c.metadata("vocabulary"), "abc\n");
+  ASSERT_EQ(c.extras.tensors.size(), 1u);
+  EXPECT_EQ(c.extras.tensors[0].first, "history.loss");
+  EXPECT_TRUE(testing::tensor_equal(c.extras.tensors[0].second, tensor({1.5f, 1.25f})));
+  EXPECT_TRUE(testing::throws_error([&] { c.metadata("tokenizer"); },
+                                    {"metadata \"extra.tokenizer\"", "got none"}));
+  // The extras do not stop the plain loader from restoring the run.
+  TrainingRun other(2);
+  EXPECT_EQ(load_checkpoint(dir.file("c"), *other.model, *other.optimizer, other.gen), 1);
+  EXPECT_EQ(run_state(*other.model, *other.optimizer, other.gen),
+            run_state(*run.model, *run.optimizer, run.gen));
+}
+
+// A checkpoint whose metadata or state is bad in one way: refused, naming the file and what is
+// wrong, with the run it was to be loaded into exactly as it was.
+TEST(Checkpoint, ABadFileIsRefusedBeforeAnythingChanges) {
+  TempDir dir;
+  TrainingRun saved(1);
+  for (int i = 0; i < 2; ++i) saved.step();
+  NamedTensors tensors;
+  for (const auto& [name, t] : saved.model->named_parameters()) tensors.emplace_back("model." + name, t);
+  for (const auto& [name, t] : saved.optimizer->state()) tensors.emplace_back("optim." + name, t);
+  const std::map<std::string, std::string> good = {{"format", "qkv-checkpoint-1"},
+                                                     {"optimizer", "AdamW"},
+                                                     {"step", "2"},
+                                                     {"lr", "0.01"},
+                                                     {"generator", saved.gen.state()}};
+  struct Case {
+    std::string key, value;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"lr", "abc", {"learning rate", "\"abc\""}},
+      {"lr", "nan", {"learning rate", "\"nan\""}},
+      {"lr", "1e999", {"learning rate", "\"1e999\""}},
+      {"lr", "-1", {"learning rate", "\"-1\""}},
+      {"lr", "0.01x", {"learning rate", "\"0.01x\""}},
+      {"step", "-3", {"step count", "\"-3\""}},
+      {"step", "99999999999999999999", {"step count"}},
+      {"generator", "not a generator", {"Generator::set_state"}},
+      {"format", "qkv-checkpoint-0", {"format"}},
+  };
+  TrainingRun target(7);
+  target.step();
+  const std::string before = run_state(*target.model, *target.optimizer, target.gen);
+  for (const Case& c : cases) {
+    std::map<std::string, std::string> metadata = good;
+    metadata[c.key] = c.value;
+    save_safetensors(dir.file("bad"), tensors, metadata);
+    std::vector<std::string> expected = c.expected;
+    expected.push_back("bad");  // the file's name
+    EXPECT_TRUE(testing::throws_error(
+        [&] { load_checkpoint(dir.file("bad"), *target.model, *target.optimizer, target.gen); },
+        expected))
+        << c.key << " = " << c.value;
+    EXPECT_EQ(run_state(*target.model, *target.optimizer, target.gen), before)
+        << c.key << " = " << c.value;
+  }
+  // A NaN in AdamW's moments, or in a weight.
+  for (const std::string prefix : {"optim.", "model."}) {
+    NamedTensors poisoned = tensors;
+    for (auto& [name, t] : poisoned)
+      if (name.rfind(prefix, 0) == 0) {
+        t = raw::clone(t);
+        t.data_ptr<float>()[0] = NAN;
+        break;
+      }
+    save_safetensors(dir.file("nan"), poisoned, good);
+    EXPECT_TRUE(testing::throws_error(
+        [&] { load_checkpoint(dir.file("nan"), *target.model, *target.optimizer, target.gen); },
+        {"finite values", "NaN", prefix}));
+    EXPECT_EQ(run_state(*target.model, *target.optimizer, target.gen), before) << prefix;
+  }
+  // The good file loads (so the cases above failed for their one fault).
+  save_safetensors(dir.file("good"), tensors, good);
+  EXPECT_EQ(load_checkpoint(dir.file("good"), *target.model, *target.optimizer, target.gen), 2);
 }
 
 TEST(OptimizerState, BadStateIsRejected) {

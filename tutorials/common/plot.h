@@ -39,7 +39,10 @@ inline std::string xml_escape(const std::string& s) {
 // A number as a tick label: up to 3 significant digits, no trailing zeros ("0.5", "1500").
 inline std::string tick_text(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", std::fabs(v) < 1e-12 ? 0.0 : v);
+  if (std::fabs(v) >= 1 && std::fabs(v) < 1e15 && v == std::round(v))
+    std::snprintf(buf, sizeof buf, "%.0f", v);  // 1500, not 1.5e+03
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", std::fabs(v) < 1e-12 ? 0.0 : v);
   return buf;
 }
 
@@ -70,17 +73,17 @@ inline std::vector<std::string> wrapped(const std::vector<std::string>& lines, s
 }
 
 struct Series {
-  std::string name;                               // in the legend
-  std::vector<std::pair<double, double>> points;  // (x, y)
-  std::string colour;                             // empty: the palette's, by position
-  std::string dash;                               // empty: solid; "6 4": dashed; "2 3": dotted
+  std::string name = "";                               // in the legend
+  std::vector<std::pair<double, double>> points = {};  // (x, y)
+  std::string colour = "";                             // empty: the palette's, by position
+  std::string dash = "";  // empty: solid; "6 4": dashed; "2 3": dotted
   double width = 1.5;
   bool markers = false;  // a dot at each point (for a few evaluations between long gaps)
 };
 
 struct ChartText {
-  std::string title, x_label, y_label;
-  std::vector<std::string> caption;  // lines under the chart: what to see in it
+  std::string title = "", x_label = "", y_label = "";
+  std::vector<std::string> caption = {};  // lines under the chart: what to see in it
 };
 
 // One chart, several series, with a legend that shows each line's colour and dash.
@@ -159,13 +162,13 @@ inline std::string svg_line_chart(const std::vector<Series>& series, const Chart
 // dark blue = `top`; red for negative values, as differential attention has), and the scale's
 // values drawn beside it.
 struct HeatmapGrid {
-  std::string title;  // name the run and the moment: "tiny GPT, causal mask, after 1500 steps"
-  std::vector<std::vector<qkv::Tensor>> maps;  // maps[row][column], each (rows, cols)
-  std::vector<std::string> row_titles, column_titles;  // "layer 0"; "head 0"
-  std::vector<std::string> row_labels, column_labels;  // the text along each panel's sides
+  std::string title = "";  // name the run and the moment: "tiny GPT, causal, after 1500 steps"
+  std::vector<std::vector<qkv::Tensor>> maps = {};  // maps[row][column], each (rows, cols)
+  std::vector<std::string> row_titles = {}, column_titles = {};  // "layer 0"; "head 0"
+  std::vector<std::string> row_labels = {}, column_labels = {};  // text along each panel's sides
   std::string row_axis = "query position", column_axis = "key position";
   std::string value_name = "attention weight";
-  std::vector<std::string> caption;
+  std::vector<std::string> caption = {};
   double max_width = 1600;  // px: the cell size shrinks to keep the figure within it
 };
 

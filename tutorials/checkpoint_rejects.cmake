@@ -1,0 +1,40 @@
+# A checkpoint that does not fit (run by ctest): one case each. The training program must exit
+# non-zero with exactly one line "16_train_tiny_gpt: error: ..." matching EXPECT, write nothing
+# at --save, and leave the checkpoint it was given as it was.
+#   cmake -DEXE=<16_train_tiny_gpt> -DDIR=<scratch folder> -DCASE=<name> -DEXPECT=<regex>
+#         "-DARGS=<flag;value;...>" -P checkpoint_rejects.cmake
+# In ARGS, {dir} stands for the case's folder, which holds good.safetensors (a 2-step run of a
+# small model on the built-in corpus), truncated.safetensors (its first half), foreign.bin (not
+# a safetensors file) and other.txt (a text with characters the vocabulary lacks).
+separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
+set(dir ${DIR}/checkpoint_rejects_${CASE})
+file(REMOVE_RECURSE ${dir})
+file(MAKE_DIRECTORY ${dir})
+execute_process(COMMAND ${emulator} ${EXE} --steps 2 --n_embd 16 --n_head 2 --n_layer 1 --no_compare
+                        --sample 0 --save ${dir}/good.safetensors OUTPUT_QUIET RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${CASE}: the run that writes good.safetensors failed (${rc})")
+endif()
+# The truncated copy: the first half of the file's bytes (truncate(1), POSIX).
+file(SIZE ${dir}/good.safetensors size)
+math(EXPR half_bytes "${size} / 2")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy ${dir}/good.safetensors ${dir}/truncated.safetensors)
+execute_process(COMMAND truncate -s ${half_bytes} ${dir}/truncated.safetensors RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  file(REMOVE ${dir}/truncated.safetensors)  # no truncate(1): the case that needs it fails
+endif()
+file(WRITE ${dir}/foreign.bin "this is not a checkpoint at all, just some text")
+file(WRITE ${dir}/other.txt "Zebras quietly jump over 12 lazy foxes.\n")
+file(SHA256 ${dir}/good.safetensors before)
+string(REPLACE "{dir}" "${dir}" args "${ARGS}")
+execute_process(COMMAND ${emulator} ${EXE} --no_compare --sample 0 --save ${dir}/out.safetensors ${args}
+                OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+include(${CMAKE_CURRENT_LIST_DIR}/error_line.cmake)
+qkv_expect_error_line(${CASE} "${rc}" "${err}" "16_train_tiny_gpt" "${EXPECT}")
+if(EXISTS ${dir}/out.safetensors)
+  message(FATAL_ERROR "${CASE}: a checkpoint was written at --save despite the error")
+endif()
+file(SHA256 ${dir}/good.safetensors after)
+if(NOT before STREQUAL after)
+  message(FATAL_ERROR "${CASE}: the checkpoint given was changed")
+endif()
