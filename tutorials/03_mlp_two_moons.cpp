@@ -55,7 +55,8 @@ double accuracy(nn::Sequential& mlp, const Tensor& x, const Tensor& y) {
 }
 
 // The plane coloured by the model's class (light red / light blue), the points on top.
-std::string decision_svg(nn::Sequential& mlp, const Tensor& x, const Tensor& y) {
+std::string decision_svg(nn::Sequential& mlp, const Tensor& x, const Tensor& y,
+                         const std::string& title) {
   const double x0 = -1.6, x1 = 2.6, y0 = -1.2, y1 = 1.7, size = 480;
   const int64_t cells = 70;
   std::vector<float> grid;
@@ -68,9 +69,15 @@ std::string decision_svg(nn::Sequential& mlp, const Tensor& x, const Tensor& y) 
   const std::vector<int64_t> cls =
       max(mlp(from_vector(grid, {cells * cells, 2})), 1).indices.to_vector<int64_t>();
   std::ostringstream os;
-  const double cw = size * (x1 - x0) / (y1 - y0) / cells, ch = size / cells;
-  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << cw * cells << "\" height=\"" << size
-     << "\">\n";
+  const double cw = size * (x1 - x0) / (y1 - y0) / cells, ch = size / cells, top = 30;
+  // A title above the plane and what the colours mean below it; the plane sits at y = top.
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << cw * cells << "\" height=\""
+     << size + top + 30 << "\" font-family=\"sans-serif\" font-size=\"13\">\n"
+     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+     << "<text x=\"8\" y=\"20\" font-size=\"15\">" << title << "</text>\n"
+     << "<text x=\"8\" y=\"" << size + top + 20
+     << "\">shaded: the class the MLP predicts there (red 0, blue 1); dots: the training points"
+     << "</text>\n<g transform=\"translate(0 " << top << ")\">\n";
   for (int64_t i = 0; i < cells; ++i)
     for (int64_t j = 0; j < cells; ++j)
       os << "<rect x=\"" << cw * static_cast<double>(j) << "\" y=\"" << ch * static_cast<double>(i)
@@ -82,7 +89,7 @@ std::string decision_svg(nn::Sequential& mlp, const Tensor& x, const Tensor& y) 
     os << "<circle cx=\"" << px << "\" cy=\"" << py << "\" r=\"4\" stroke=\"black\" fill=\""
        << (y.at<int64_t>({r}) == 0 ? "#d62728" : "#1f77b4") << "\"/>\n";
   }
-  os << "</svg>\n";
+  os << "</g>\n</svg>\n";
   return os.str();
 }
 
@@ -137,7 +144,10 @@ int main(int argc, char** argv) {
 
     lesson::banner("4. The decision boundary");
     const std::string path = svg_dir + "/mlp_two_moons.svg";
-    nn::write_file_atomic(path, decision_svg(mlp, x, y));
+    nn::write_file_atomic(
+        path, decision_svg(mlp, x, y,
+                           "An MLP (2, 16, 16, 2; Tanh) after " + std::to_string(step) +
+                               " Adam steps: its decision boundary on two moons"));
     std::cout << "wrote " << path
               << ": red region = class 0, blue = class 1. A straight line\n"
                  "cannot separate the moons; two tanh layers bend the boundary around them.\n";

@@ -49,6 +49,14 @@ class Flags {
     });
   }
 
+  // A text that may be given many times: each occurrence is appended, in order.
+  void list(const std::string& name, std::vector<std::string>* target, const std::string& help) {
+    add(name, "TEXT", help + " (repeatable)", "", [target](const std::string& value) {
+      target->push_back(value);
+      return std::string();
+    });
+  }
+
   // A whole number in [min, max].
   void number(const std::string& name, int64_t* target, const std::string& help, int64_t min = 1,
               int64_t max = INT64_MAX) {

@@ -1,0 +1,37 @@
+# check_svg refuses what it must (run by ctest): figures that are not well-formed XML, lack a
+# label, are too wide or have too few curves; and it passes a good one.
+#   cmake -DCHECK=<check_svg> -DDIR=<scratch folder> -P svg_check_self.cmake
+separate_arguments(emulator UNIX_COMMAND "${EMULATOR}")
+set(dir ${DIR}/svg_check_self)
+file(REMOVE_RECURSE ${dir})
+file(MAKE_DIRECTORY ${dir})
+# Each case: its figure (the text may hold ';', so no CMake lists here) and check_svg's flags.
+set(good "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"200\" height=\"100\"><text x=\"1\" y=\"2\">a &lt; b &amp; c</text><polyline points=\"0,0 1,1\"/></svg>\n")
+set(svg_unclosed "<svg width=\"10\"><text>a</svg>")
+set(svg_crossed "<svg width=\"10\"><g><text>a</g></text></svg>")
+set(svg_entity "<svg width=\"10\"><text>a &nbsp; b</text></svg>")
+set(svg_raw_lt "<svg width=\"10\"><text x=\"<\">a</text></svg>")
+set(svg_unquoted "<svg width=10><text>a</text></svg>")
+set(svg_twice "<svg width=\"10\" width=\"20\"></svg>")
+set(svg_two_roots "<svg width=\"10\"></svg><svg width=\"10\"></svg>")
+set(svg_no_label "${good}")
+set(flags_no_label --text "a < b & d")
+set(svg_too_wide "${good}")
+set(flags_too_wide --max_width 100)
+set(svg_few_curves "${good}")
+set(flags_few_curves --at_least polyline=2)
+foreach(name unclosed crossed entity raw_lt unquoted twice two_roots no_label too_wide few_curves)
+  file(WRITE ${dir}/${name}.svg "${svg_${name}}")
+  execute_process(COMMAND ${emulator} ${CHECK} ${dir}/${name}.svg ${flags_${name}}
+                  OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(rc EQUAL 0 OR NOT err MATCHES "^check_svg: error: [^\n]*${name}.svg")
+    message(FATAL_ERROR "${name}: expected one error line naming ${name}.svg, got status ${rc}: ${err}")
+  endif()
+endforeach()
+file(WRITE ${dir}/good.svg "${good}")
+execute_process(COMMAND ${emulator} ${CHECK} ${dir}/good.svg --text "a < b & c" --max_width 200
+                        --at_least polyline=1 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the good figure was refused: ${err}")
+endif()
+message(STATUS "${out}")
