@@ -32,7 +32,8 @@ Tensor sub(const Tensor& a, float b);
 Tensor sub(float a, const Tensor& b);
 Tensor mul(const Tensor& a, float b);
 Tensor div(const Tensor& a, float b);
-Tensor div(float a, const Tensor& b);
+Tensor div(float a, const Tensor& b);  // reciprocal(b) * a, as torch computes it
+Tensor reciprocal(const Tensor& a);
 Tensor pow(const Tensor& a, float exponent);
 Tensor neg(const Tensor& a);
 Tensor exp(const Tensor& a);

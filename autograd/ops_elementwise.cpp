@@ -78,13 +78,16 @@ Tensor pow(const Tensor& a, float e) {
       });
 }
 
-// Tensor-number arithmetic: the number is a constant, so only `a` gets a gradient.
+// Tensor-number arithmetic: the number is a constant, so only the tensor gets a gradient. The
+// names are PyTorch's: it wraps the number as a tensor and records the tensor op (x + 1 is an
+// AddBackward0), except for number - tensor (RsubBackward1) and number / tensor, which it
+// computes as a reciprocal times the number, as below.
 Tensor add(const Tensor& a, float b) {
-  return record("AddBackward1", raw::add(a, b), {a},
+  return record("AddBackward0", raw::add(a, b), {a},
                 [](const Tensor& dout) -> Grads { return {dout}; });
 }
 Tensor sub(const Tensor& a, float b) {
-  return record("SubBackward1", raw::sub(a, b), {a},
+  return record("SubBackward0", raw::sub(a, b), {a},
                 [](const Tensor& dout) -> Grads { return {dout}; });
 }
 Tensor sub(float a, const Tensor& b) {  // out = a - b     db = -dout
@@ -92,19 +95,24 @@ Tensor sub(float a, const Tensor& b) {  // out = a - b     db = -dout
                 [](const Tensor& dout) -> Grads { return {raw::neg(dout)}; });
 }
 Tensor mul(const Tensor& a, float b) {  // da = dout * b
-  return record("MulBackward1", raw::mul(a, b), {a},
+  return record("MulBackward0", raw::mul(a, b), {a},
                 [b](const Tensor& dout) -> Grads { return {raw::mul(dout, b)}; });
 }
 Tensor div(const Tensor& a, float b) {  // da = dout / b
-  return record("DivBackward1", raw::div(a, b), {a},
+  return record("DivBackward0", raw::div(a, b), {a},
                 [b](const Tensor& dout) -> Grads { return {raw::div(dout, b)}; });
 }
-Tensor div(float a, const Tensor& b) {  // out = a / b     db = -dout * out / b
-  Tensor out = raw::div(a, b);
-  return record("DivBackward2", out, {b},
-                [b = SavedTensor(b), out = SavedTensor(out)](const Tensor& dout) -> Grads {
-                  return {raw::neg(raw::div(raw::mul(dout, out.get()), b.get()))};
+// reciprocal: out = 1 / a      da = -dout * out^2
+Tensor reciprocal(const Tensor& a) {
+  Tensor out = raw::div(1.0f, a);
+  return record("ReciprocalBackward0", out, {a},
+                [out = SavedTensor(out)](const Tensor& dout) -> Grads {
+                  return {raw::neg(raw::mul(dout, raw::mul(out.get(), out.get())))};
                 });
+}
+// a / b = reciprocal(b) * a, as torch's Tensor.__rdiv__ computes it (the same rounding).
+Tensor div(float a, const Tensor& b) {
+  return mul(reciprocal(b), a);
 }
 
 // neg: out = -a               da = -dout

@@ -87,36 +87,11 @@ Tensor from_vector(const std::vector<bool>& data, const Shape& shape) {
   return from_data(bytes.get(), data.size(), shape);
 }
 
-Tensor tensor(std::initializer_list<float> values) {
-  return from_vector(std::vector<float>(values), {static_cast<int64_t>(values.size())});
+namespace detail {
+void check_equal_lengths(size_t expected, size_t got, const char* what) {
+  check(got == expected, "tensor", what, " of equal length ", expected, ", got one of length ",
+        got);
 }
-
-Tensor tensor(std::initializer_list<std::initializer_list<float>> values) {
-  std::vector<float> flat;
-  const int64_t cols = values.size() == 0 ? 0 : static_cast<int64_t>(values.begin()->size());
-  for (const auto& row : values) {
-    check(static_cast<int64_t>(row.size()) == cols, "tensor", "rows of equal length ", cols,
-          ", got a row of length ", row.size());
-    flat.insert(flat.end(), row.begin(), row.end());
-  }
-  return from_vector(flat, {static_cast<int64_t>(values.size()), cols});
-}
-
-Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<float>>> values) {
-  std::vector<Tensor> planes;
-  for (const auto& plane : values) planes.push_back(tensor(plane));
-  std::vector<float> flat;
-  for (const Tensor& p : planes) {
-    check(p.shape() == planes[0].shape(), "tensor", "planes of equal shape ", planes[0].shape(),
-          ", got ", p.shape());
-    const auto v = p.to_vector<float>();
-    flat.insert(flat.end(), v.begin(), v.end());
-  }
-  // (planes, rows, cols). Pushed one by one: GCC 12 for aarch64 warns (wrongly) of an
-  // out-of-bounds memmove in vector::insert here.
-  Shape shape{static_cast<int64_t>(values.size())};
-  for (int64_t d : planes.empty() ? Shape{0, 0} : planes[0].shape()) shape.push_back(d);
-  return from_vector(flat, shape);
-}
+}  // namespace detail
 
 }  // namespace qkv

@@ -29,8 +29,8 @@ TEST(AttentionGradients, EqualPyTorchs) {
 
 TEST(Training, TwoLayerMlpLearnsXorWithSgd) {
   manual_seed(0);
-  const Tensor x = tensor({{0, 0}, {0, 1}, {1, 0}, {1, 1}});
-  const Tensor y = raw::view(tensor({0, 1, 1, 0}), {4, 1});
+  const Tensor x = tensor({{0., 0.}, {0., 1.}, {1., 0.}, {1., 1.}});
+  const Tensor y = raw::view(tensor({0., 1., 1., 0.}), {4, 1});
   // 2 -> 8 -> 1 with tanh, weights uniform in +-1/sqrt(fan_in) like nn.Linear.
   auto param = [](Shape s, float bound) {
     Tensor t = Tensor::empty(s);

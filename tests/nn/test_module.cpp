@@ -144,7 +144,7 @@ TEST(Init, LinearWithoutBiasDrawsOnlyItsWeight) {
 
 TEST(Layers, LinearIsXTimesWTransposedPlusB) {
   Linear lin(3, 2);
-  const Tensor x = tensor({{1, 2, 3}, {-1, 0, 4}});
+  const Tensor x = tensor({{1., 2., 3.}, {-1., 0., 4.}});
   const Tensor w = lin.weight, b = lin.bias;
   std::vector<double> expected;
   for (int i = 0; i < 2; ++i)
@@ -161,7 +161,7 @@ TEST(Layers, LinearIsXTimesWTransposedPlusB) {
 
 TEST(Layers, LayerNormNormalisesTheLastDim) {
   LayerNorm ln(4);
-  const Tensor x = tensor({{1, 2, 3, 4}, {10, 10, 10, 14}});
+  const Tensor x = tensor({{1., 2., 3., 4.}, {10., 10., 10., 14.}});
   const Tensor y = ln(x);
   // Row 0: mean 2.5, population variance 1.25.
   const double s = 1 / std::sqrt(1.25 + 1e-5);

@@ -269,14 +269,14 @@ TEST(Elementwise, SoftmaxIsTheSameWithTheFastExp) {
 
 TEST(Elementwise, GeluMatchesTorchValues) {
   // torch.nn.functional.gelu(torch.tensor([-3., -1., -0.5, 0., 0.5, 1., 3.]))
-  Tensor x = tensor({-3, -1, -0.5, 0, 0.5, 1, 3});
+  Tensor x = tensor({-3., -1., -0.5, 0., 0.5, 1., 3.});
   EXPECT_TRUE(testing::tensor_near(
       raw::gelu(x), {7}, {-0.0040496, -0.1586553, -0.1542687, 0.0, 0.3457313, 0.8413447, 2.9959502},
       1e-6));
 }
 
 TEST(Elementwise, ComparisonsGiveBoolMasks) {
-  Tensor a = tensor({1, 2, 3}), b = tensor({3, 2, 1});
+  Tensor a = tensor({1., 2., 3.}), b = tensor({3., 2., 1.});
   EXPECT_EQ(raw::lt(a, b).dtype(), Dtype::boolean);
   EXPECT_EQ(raw::lt(a, b).to_vector<bool>(), (std::vector<bool>{true, false, false}));
   EXPECT_EQ(raw::le(a, b).to_vector<bool>(), (std::vector<bool>{true, true, false}));
@@ -294,7 +294,7 @@ TEST(Elementwise, ComparisonsGiveBoolMasks) {
 }
 
 TEST(Elementwise, WhereAndMaskedFillBroadcast) {
-  Tensor scores = tensor({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}});
+  Tensor scores = tensor({{1., 2., 3.}, {4., 5., 6.}, {7., 8., 9.}});
   // The causal mask: positions above the diagonal (the future) are filled with -inf.
   Tensor future = raw::triu(ones({3, 3}, Dtype::boolean), 1);
   Tensor masked = raw::masked_fill(scores, future, -INFINITY);

@@ -146,7 +146,7 @@ const std::vector<BadInput> kBadInputs = {
     {"data_ptr_wrong_type", [] { zeros({2}).data_ptr<int64_t>(); }, {"data_ptr", "torch.int64"}},
     {"ragged_rows",
      [] {
-       tensor({{1, 2}, {3}});
+       tensor({{1., 2.}, {3.}});
      },
      {"tensor", "length"}},
     {"from_vector_size",

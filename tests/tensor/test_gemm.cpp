@@ -841,7 +841,7 @@ TEST(GemmBand, SkippingTheZeroTriangleGivesTheFullProductBitForBit) {
 }
 
 TEST(MatmulOut, AccumulatesIntoAnExistingTensor) {
-  Tensor a = tensor({{1, 2}, {3, 4}}), b = tensor({{1, 0}, {0, 1}});
+  Tensor a = tensor({{1., 2.}, {3., 4.}}), b = tensor({{1., 0.}, {0., 1.}});
   Tensor out = ones({2, 2});
   raw::matmul_out(a, b, out, true);  // out += a @ I
   EXPECT_TRUE(testing::tensor_near(out, {2, 2}, {2, 3, 4, 5}, 0));

@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ReduceShapes,
                                            Shape{129, 3}));
 
 TEST(Reduce, ArgmaxTakesTheFirstMaximumAndFlattens) {
-  Tensor a = tensor({{1, 5, 5}, {7, 0, 7}});
+  Tensor a = tensor({{1., 5., 5.}, {7., 0., 7.}});
   EXPECT_EQ(raw::argmax(a, 1).to_vector<int64_t>(), (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(raw::argmax(a).item<int64_t>(), 3);
   EXPECT_EQ(raw::argmax(a).dtype(), Dtype::int64);
@@ -106,7 +106,7 @@ TEST(Reduce, ArgmaxTakesTheFirstMaximumAndFlattens) {
 }
 
 TEST(Reduce, VarCorrectionAndSingleElement) {
-  Tensor x = tensor({1, 2, 3, 4});
+  Tensor x = tensor({1., 2., 3., 4.});
   EXPECT_NEAR(raw::var(x).item(), 1.6666666f, 1e-6);         // unbiased, torch's default
   EXPECT_NEAR(raw::var(x, 0).item(), 1.25f, 1e-6);           // population
   EXPECT_TRUE(std::isnan(raw::var(tensor({3.0f})).item()));  // n - 1 = 0: NaN, as torch
@@ -281,9 +281,9 @@ TEST(Softmax, EveryDimMatchesTheOracleAndRowsSumToOne) {
 }
 
 TEST(Softmax, HugeLogitsDoNotOverflow) {
-  Tensor s = raw::softmax(tensor({1000, 1001, 1002}), 0);
+  Tensor s = raw::softmax(tensor({1000., 1001., 1002.}), 0);
   EXPECT_TRUE(testing::tensor_near(s, {3}, {0.09003057, 0.24472847, 0.66524096}, 1e-6));
-  Tensor ls = raw::log_softmax(tensor({0, -200}), 0);
+  Tensor ls = raw::log_softmax(tensor({0., -200.}), 0);
   EXPECT_TRUE(testing::tensor_near(ls, {2}, {0.0, -200.0}, 1e-4));  // no log(0) = -inf
 }
 

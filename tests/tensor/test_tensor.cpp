@@ -80,10 +80,10 @@ TEST(Factory, EyeTrilTriu) {
 }
 
 TEST(Factory, NestedBracesAndVectors) {
-  Tensor t = tensor({{1, 2, 3}, {4, 5, 6}});
+  Tensor t = tensor({{1., 2., 3.}, {4., 5., 6.}});
   EXPECT_EQ(t.shape(), (Shape{2, 3}));
   EXPECT_EQ(t.at({1, 2}), 6.0f);
-  Tensor c = tensor({{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}});
+  Tensor c = tensor({{{1., 2.}, {3., 4.}}, {{5., 6.}, {7., 8.}}});
   EXPECT_EQ(c.shape(), (Shape{2, 2, 2}));
   EXPECT_EQ(c.at({1, 0, 1}), 6.0f);
   Tensor ids = from_vector(std::vector<int64_t>{3, 1}, {2});

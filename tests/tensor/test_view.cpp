@@ -115,7 +115,7 @@ TEST(View, LargeCopiesAreTheSameOnOneAndThreeThreads) {
 TEST(View, CopyAndFillWriteThroughViews) {
   Tensor a = zeros({3, 3});
   raw::fill_(raw::select(a, 1, 1), 7.0);                // a[:, 1] = 7
-  raw::copy_(raw::select(a, 0, 2), tensor({1, 2, 3}));  // a[2] = [1, 2, 3]
+  raw::copy_(raw::select(a, 0, 2), tensor({1., 2., 3.}));  // a[2] = [1, 2, 3]
   EXPECT_EQ(a.to_vector(), (std::vector<float>{0, 7, 0, 0, 7, 0, 1, 2, 3}));
 }
 

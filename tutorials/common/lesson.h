@@ -1,6 +1,7 @@
 // lesson.h: what every lesson uses to print and to check itself.
 //
 //   banner("3. The attention weights");   a section title
+//   pytorch("x.t()");                      prints ">>> x.t()", the line the C++ mirrors
 //   show("omega_2", t);                    prints "omega_2:" and t as PyTorch prints it
 //   expect_prints(t, "tensor([...])");     t's digits are exactly what PyTorch printed
 //   expect_article(ok, "...");             a check of another number the article printed
@@ -79,6 +80,9 @@ inline void expect_article(bool ok, const std::string& what) {
 inline void article_note(const std::string& text) {
   if (article_values()) std::cout << text;
 }
+
+// The PyTorch line the C++ below it mirrors, printed as a Python session shows it.
+inline void pytorch(const std::string& line) { std::cout << ">>> " << line << "\n"; }
 
 inline void show(const std::string& name, const qkv::Tensor& t) {
   std::cout << name << ":\n" << t << "\n";
