@@ -5,8 +5,9 @@
 //     Linear(16, 2), trained with cross-entropy and Adam on the whole data set at once;
 //   - the data: two interleaving half circles with noise (scikit-learn's make_moons), which no
 //     straight line separates; the hidden layers bend the plane until one does;
-//   - the decision boundary drawn as an SVG (micrograd's demo): the model's class for every
-//     point of a grid, with the training points on top;
+//   - the decision boundary drawn as an SVG, as micrograd's demo draws it: the model's class
+//     for every point of a grid, with the training points on top (the demo's model and training
+//     differ: 100 points, ReLU, a hinge loss and SGD);
 //   - training accuracy reaching 100%.
 // What comes before: lessons 01 (tensors) and 02 (autograd).
 // Run it: ./build/release/tutorials/03_mlp_two_moons [--svg_dir DIR]
@@ -122,20 +123,17 @@ int main(int argc, char** argv) {
     lesson::banner("3. Training: full batch, cross-entropy, Adam");
     nn::Adam opt(mlp.parameters(), 0.02);
     const auto t0 = std::chrono::steady_clock::now();
-    double acc = 0;
     int64_t step = 0;
     for (; step < 1000; ++step) {
       const Tensor loss = cross_entropy(mlp(x), y);
+      if (step % 100 == 0)  // the loss and the accuracy of the same weights, before the update
+        std::printf("  step %4lld  loss %.4f  accuracy %.3f\n", static_cast<long long>(step),
+                    loss.item<float>(), accuracy(mlp, x, y));
       opt.zero_grad();
       backward(loss);
       opt.step();
-      if (step % 100 == 0) {
-        acc = accuracy(mlp, x, y);
-        std::printf("  step %4lld  loss %.4f  accuracy %.3f\n", static_cast<long long>(step),
-                    loss.item<float>(), acc);
-      }
     }
-    acc = accuracy(mlp, x, y);
+    const double acc = accuracy(mlp, x, y);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("after %lld steps (%.2f s): training accuracy %.3f\n", static_cast<long long>(step),

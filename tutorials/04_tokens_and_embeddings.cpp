@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
     for (auto it = dc.begin(); it != dc.end(); ++it)
       std::cout << (it == dc.begin() ? "" : ", ") << "'" << it->first << "': " << it->second;
     std::cout << "}\n";
-    std::cout << "Sorting puts 'Life' first: Python (and std::sort) compare bytes, and capital\n"
+    std::cout << "Sorting puts 'Life' first: Python compares strings by code point (and so does\n"
+                 "std::map here), and capital "
                  "letters come before lowercase ones. Each distinct word gets its rank.\n";
     lesson::expect(dc.at("Life") == 0 && dc.at("dessert") == 1 && dc.at("short") == 5,
                    "the dictionary is {'Life': 0, 'dessert': 1, 'eat': 2, 'first': 3, 'is': 4, "

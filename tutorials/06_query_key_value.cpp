@@ -46,16 +46,16 @@ int main(int argc, char** argv) {
     lesson::show("W_query", W_query);
     lesson::show("W_key", W_key);
     lesson::show("W_value", W_value);
-    std::cout << "Uniform numbers in [0, 1), drawn in the order W_query, W_key, W_value: change\n"
-                 "the order and every number changes.\n";
+    std::cout << "Uniform numbers in [0, 1), drawn in the order W_query, W_key, W_value: drawn\n"
+                 "in another order, the matrices get other numbers.\n";
     lesson::expect_prints(
         W_query, "tensor([[0.2961, 0.5166],\n        [0.2517, 0.6886],\n        [0.0740, 0.8665]])",
-        "W_query is what the article's code draws (torch.rand after manual_seed(123))");
+        "W_query is what the article's code draws: PyTorch's torch.rand after manual_seed(123)");
     lesson::expect_prints(W_value,
                           "tensor([[0.0756, 0.1966, 0.3164, 0.4017],\n"
                           "        [0.1186, 0.8274, 0.3821, 0.6605],\n"
                           "        [0.8536, 0.5932, 0.6367, 0.9826]])",
-                          "W_value is what the article's code draws next (after W_key)");
+                          "W_value is what PyTorch draws next (after W_key)");
 
     lesson::banner("2. The second word's query, key and value");
     // >>> x_2 = embedded_sentence[1]                # "is"
@@ -67,8 +67,12 @@ int main(int argc, char** argv) {
     lesson::show("query_2", query_2);
     lesson::show("key_2", key_2);
     lesson::show("value_2", value_2);
-    std::cout << "grad_fn=<SqueezeBackward3> is PyTorch's name for the last step of a vector @\n"
-                 "matrix product; qkv records the same name, so the printouts agree.\n";
+    std::cout << "grad_fn=<SqueezeBackward3> is PyTorch 1.13's name for the last step of a vector\n"
+                 "@ matrix product, and qkv's. Notebook 004, run with a later PyTorch, prints\n"
+                 "SqueezeBackward4 for the same step: the name moved, the digits did not.\n"
+                 "(The article prints only the shapes of query_2, key_2 and value_2. The\n"
+                 "notebook's x_2 is embeded_sentence[2], the third word, so its q_2 is another\n"
+                 "vector; this lesson's query_2 is row 1 of its embeded_sentence @ w_q.)\n";
     lesson::expect_prints(query_2, "tensor([0.5667, 1.8269])", "query_2 = [0.5667, 1.8269]");
     lesson::expect_prints(key_2, "tensor([0.5295, 1.7355])", "key_2 = [0.5295, 1.7355]");
     lesson::expect_prints(value_2, "tensor([0.6612, 1.8972, 1.0963, 1.8106])",
@@ -92,7 +96,7 @@ int main(int argc, char** argv) {
                           "        [ 0.1420,  0.2291],\n"
                           "        [ 0.1920,  0.6467],\n"
                           "        [-0.4788, -0.5835]])",
-                          "keys match the article");
+                          "keys match notebook 004's printout (the article prints keys.shape)");
     lesson::expect_prints(values,
                           "tensor([[-0.2546, -0.2608, -0.1544, -0.2801],\n"
                           "        [ 0.6612,  1.8972,  1.0963,  1.8106],\n"
@@ -100,7 +104,7 @@ int main(int argc, char** argv) {
                           "        [ 0.5932,  0.0981,  0.2741,  0.4151],\n"
                           "        [ 0.5605,  0.5645,  0.3676,  0.6429],\n"
                           "        [-1.2107, -0.4929, -1.0081, -1.4031]])",
-                          "values match the article");
+                          "values match notebook 004's printout");
     lesson::expect(lesson::digits(select(keys, 0, 1)) == lesson::digits(key_2), "keys[1] is key_2");
     return lesson::finish();
   });

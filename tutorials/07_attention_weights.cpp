@@ -9,6 +9,9 @@
 //     large, and a softmax of large numbers is nearly one-hot, with vanishing gradients);
 //   - the softmax turns them into weights that are positive and sum to 1;
 //   - the context vector: the values averaged with those weights.
+// The numbers are the article's (Raschka's), for the second word, embedded_sentence[1].
+// Notebook 004 prints other numbers under the same names (omega_24 -0.5191, ...): its x_2 is
+// embedded_sentence[2], the third word.
 // What comes before: lesson 06 (queries, keys and values).
 // Run it: ./build/release/tutorials/07_attention_weights
 //         [--seed 123] [--d_out_kq 2] [--d_out_v 4]   (other values: an experiment)

@@ -112,7 +112,9 @@ int main(int argc, char** argv) {
               << ", weights per head " << shape_str(attn.attention_weights.shape()) << "\n";
     std::cout << "(B, T, C) -> q, k, v (B, T, C) -> (B, T, H, D) -> (B, H, T, D) -> attention ->\n"
                  "(B, H, T, D) -> (B, T, C) -> o. The output projection o lets heads combine;\n"
-                 "with bias off and o = I it is exactly the wrapper (tests/attention checks it).\n";
+                 "with bias off, o = I and each head's weights copied into its rows of q, k and\n"
+                 "v, it equals a wrapper of heads of width C / H (tests/attention checks it to\n"
+                 "1e-6).\n";
     lesson::expect(
         y.shape() == x.shape() && attn.attention_weights.shape() == Shape({2, num_heads, 6, 6}),
         "MultiHeadAttention keeps (B, T, C) and hands back (B, H, T, T) weights");

@@ -8,16 +8,20 @@
 //   - method 2: set the future's scores to -inf before the softmax, where e^-inf = 0 hides
 //     them in one step;
 //   - that both give the same weights (and, lesson 13 shows, the same gradients), and why models
-//     use the second: one softmax and exact zeros, with no second pass to renormalise;
-//   - a slip in Raschka's notebook: its -inf cell forgets the 1/sqrt(d_k), and its weights
-//     (0.0168 / 0.9832 in row 1) are then not the article's (0.0532 / 0.9468);
+//     use the second: the article's reason, it is more efficient: one softmax, with no second
+//     pass to renormalise;
+//   - a slip in notebook 004 (a reader's notebook of the article's code): its -inf cell
+//     forgets the 1/sqrt(d_k), and its weights (0.0168 / 0.9832 in row 1) are then not the
+//     article's (0.0532 / 0.9468), whose cell scales;
 //   - that "mask" means opposite things in two places: masked_fill fills where its mask is true
 //     (what to hide), scaled_dot_product_attention attends where its mask is true (what to see).
 // What comes before: lesson 09 (SelfAttention).
 // Run it: ./build/release/tutorials/12_causal_attention
 //         [--seed 123] [--d_out_kq 2] [--d_out_v 4]   (other values: an experiment)
 #include <cmath>
+#include <cstdio>
 #include <iostream>
+#include <vector>
 
 #include "attention/all.h"
 #include "tutorials/common/lesson.h"
@@ -64,8 +68,14 @@ int main(int argc, char** argv) {
     lesson::show("mask_simple", mask_simple);
     lesson::show("masked_simple", masked_simple);
     lesson::show("masked_simple_norm", masked_simple_norm);
-    std::cout << "After zeroing the future, row 1 sums to 0.0386 + 0.6870; dividing by that sum\n"
-                 "makes it a distribution again: 0.0532 and 0.9468.\n";
+    {
+      const std::vector<float> row = select(attn_weights, 0, 1).to_vector<float>();
+      const std::vector<float> norm = select(masked_simple_norm, 0, 1).to_vector<float>();
+      std::printf(
+          "After zeroing the future, row 1 sums to %.4f + %.4f; dividing by that sum makes\n"
+          "it a distribution again: %.4f and %.4f.\n",
+          row[0], row[1], norm[0], norm[1]);
+    }
     const std::string causal_weights =
         "tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],\n"
         "        [0.0532, 0.9468, 0.0000, 0.0000, 0.0000, 0.0000],\n"
@@ -89,11 +99,15 @@ int main(int argc, char** argv) {
     lesson::expect_prints(causal, causal_weights, "method 2 matches the article");
     lesson::expect(lesson::digits(causal) == lesson::digits(masked_simple_norm),
                    "both methods print the same weights");
-    // A slip a reader of Raschka's notebook meets: its -inf cell leaves out the 1/sqrt(d_k).
+    // A slip a reader of notebook 004 meets: its -inf cell leaves out the 1/sqrt(d_k).
     const Tensor unscaled = softmax(masked, 1);
     lesson::show("the same without / sqrt(d_k), rows 0-1", narrow(unscaled, 0, 0, 2));
-    std::cout << "Raschka's notebook runs this cell without the scaling: sharper weights, no\n"
-                 "longer what method 1 gave. Both methods must use the same scale.\n";
+    std::cout << "Notebook 004 (a reader's notebook of the article's code) runs this cell\n"
+                 "without the scaling; the article's cell scales. "
+              << (d_out_kq > 1 ? "Unscaled, the weights are sharper\n"
+                                 "and no longer what method 1 gave: both methods must use the "
+                                 "same scale.\n"
+                               : "With --d_out_kq 1, sqrt(d_k) = 1\nand the two agree.\n");
     lesson::article_note(
         "Its row 1 reads 0.0168 / 0.9832 where the article's weights are "
         "0.0532 / 0.9468.\n");

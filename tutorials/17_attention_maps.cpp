@@ -4,11 +4,14 @@
 //   - every head of every layer of lesson 16's tiny GPT drawn as a heatmap over one validation
 //     sequence (SVG), before and after training;
 //   - how to read a head from numbers: over many sequences, how much of each query's weight
-//     goes to itself, to the previous character, to the start of the current word (the last
-//     space), and how far back it looks on average;
-//   - what training does to the maps: from near-uniform smears to sharp, specialised patterns.
+//     goes to itself, to the previous character, to the first letter of its word (for a query
+//     inside a word), and how far back it looks on average;
+//   - what training does to the maps: untrained rows spread their weight thin over the past;
+//     trained ones put more of it on fewer characters, and a head may specialise, as the
+//     table below shows (with the default run, one head on the previous character).
 // What comes before: lesson 16 (training the tiny GPT).
 // Run it: ./build/release/tutorials/17_attention_maps [--steps 800] [--svg_dir DIR]
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -25,6 +28,7 @@ namespace {
 
 struct HeadStats {
   double self = 0, previous = 0, word_start = 0, distance = 0, peak = 0;
+  int64_t inside_word = 0;  // the queries word_start averages over
 };
 
 // Averages over every query position t >= 1 of `batch` validation sequences.
@@ -52,7 +56,12 @@ std::vector<HeadStats> head_stats(GPT& m, const Tensor& val, const CharTokenizer
           int64_t last_space = -1;
           for (int64_t j = 0; j < t; ++j)
             if (ids[static_cast<size_t>(s_i * T + j)] == space) last_space = j;
-          if (last_space >= 0) s.word_start += row[last_space + 1 <= t ? last_space + 1 : t];
+          // The first letter of the query's word, when the word began before the query (a query
+          // that is itself the first letter would count as "self").
+          if (last_space >= 0 && last_space + 1 < t) {
+            s.word_start += row[last_space + 1];
+            ++s.inside_word;
+          }
           float top = 0;
           for (int64_t j = 0; j <= t; ++j) {
             s.distance += row[j] * static_cast<double>(t - j);
@@ -60,7 +69,8 @@ std::vector<HeadStats> head_stats(GPT& m, const Tensor& val, const CharTokenizer
           }
           s.peak += top;
         }
-      s.self /= n, s.previous /= n, s.word_start /= n, s.distance /= n, s.peak /= n;
+      s.self /= n, s.previous /= n, s.distance /= n, s.peak /= n;
+      s.word_start /= static_cast<double>(std::max<int64_t>(1, s.inside_word));
       out.push_back(s);
     }
   }
@@ -174,9 +184,11 @@ int main(int argc, char** argv) {
     lesson::expect_learned(
         full, previous_head,
         "a head has learned to look at the previous character (most of its weight)");
-    std::cout << "(self, prev, word start: the mean weight a query gives itself, the character\n"
-                 "before it, and the first letter of its word; distance: how many characters\n"
-                 "back its weight sits on average.)\n";
+    std::cout << "(self, prev: the mean weight a query gives itself and the character before it;\n"
+                 "word start: the mean weight a query inside a word gives the word's first\n"
+                 "letter; distance: how many characters back its weight sits on average; peak:\n"
+                 "its largest weight. A head is named by the first of: prev > 0.5, self > 0.5,\n"
+                 "word start > 0.4, distance > 6; else a mix.)\n";
     return lesson::finish();
   });
 }

@@ -7,10 +7,11 @@
 //     at a time (causal self-attention) and, in every layer, looks back at the input through
 //     cross-attention: queries from the decoder, keys and values from the encoder;
 //   - sequence-to-sequence data: BOS, the output, EOS, with padding the loss ignores;
-//   - greedy decoding with a KV cache, and exact match on 500 strings the model never saw
+//   - greedy decoding with a KV cache, and exact match on 500 held-out draws that training never
+//     trains on
 //     (training skips every draw that is one of them, and says how many it skipped);
 //   - the cross-attention map of a reversal: output position t looks at input position L-1-t,
-//     an anti-diagonal; sorting looks elsewhere.
+//     an anti-diagonal; sorting has no such fixed alignment.
 // What comes before: lessons 11 (cross-attention), 16 (training a GPT), 19 (the KV cache).
 // Run it: ./build/release/tutorials/20_encoder_decoder [--steps 800] [--svg_dir DIR]
 #include <algorithm>
@@ -168,8 +169,11 @@ int main(int argc, char** argv) {
 
     lesson::banner("2. Train to reverse");
     const Result rev = train(Task::reverse, steps, held_out);
-    std::printf("exact_match=%.3f on %zu held-out strings (%.1f s of training, %lld steps)\n",
-                rev.exact, held_out.size(), rev.seconds, static_cast<long long>(steps));
+    const std::set<std::vector<int64_t>> distinct(held_out.begin(), held_out.end());
+    std::printf(
+        "exact_match=%.3f on %zu held-out draws, %zu distinct strings (%.1f s of training, %lld "
+        "steps)\n",
+        rev.exact, held_out.size(), distinct.size(), rev.seconds, static_cast<long long>(steps));
     std::printf(
         "none of them was trained on: %lld training draws were held-out strings and were "
         "drawn again\n",
@@ -179,7 +183,7 @@ int main(int argc, char** argv) {
                            "reversal: at least 99% of held-out strings exactly right");
 
     lesson::banner("3. What the decoder looks at");
-    // One held-out string through the trained model; each decoder layer's cross-attention,
+    // A string of our choosing through the trained model; each decoder layer's cross-attention,
     // averaged over heads: rows are output positions, columns input positions.
     const std::vector<int64_t> s = {2, 7, 1, 8, 2, 8, 1};
     const Seq2SeqBatch one = make_batch({s}, Task::reverse);
@@ -246,8 +250,9 @@ int main(int argc, char** argv) {
     lesson::expect_learned(full, srt.exact >= 0.95, "sorting learned too");
     std::cout << "Reversal is a fixed alignment, so cross-attention can learn it as a position\n"
                  "lookup (the anti-diagonal above); sorting has no fixed alignment: each output\n"
-                 "digit depends on all inputs, so its maps spread over the whole input (try\n"
-                 "drawing them: rev.model is the reversal model, srt.model the sorting one).\n";
+                 "digit depends on all inputs, so there is no anti-diagonal to find (its maps are\n"
+                 "not drawn here: try it, rev.model is the reversal model, srt.model the sorting\n"
+                 "one).\n";
     return lesson::finish();
   });
 }

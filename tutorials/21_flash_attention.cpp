@@ -130,8 +130,9 @@ int main(int argc, char** argv) {
                    "the standard path holds T x T matrices: several composed, the weights fused");
     lesson::expect(flash_mib < one_matrix_mib / 4,
                    "flash never holds a T x T matrix: its peak is a fraction of one");
-    std::cout << "\nThe standard path's peak grows as T^2, flash's as T: at T = 4096 the gap is\n"
-                 "twice as wide again. bench/bench_attention measures both (bench/README.md).\n";
+    std::cout << "\nThe standard path's peak grows as T^2, flash's as T: at T = 4096 the ratio\n"
+                 "between them doubles again. bench/bench_attention measures both\n"
+                 "(bench/README.md).\n";
     lesson::exercises({"21.1 online_softmax_attention: the online softmax, tile by tile"});
     return lesson::finish();
   });

@@ -193,7 +193,8 @@ int main(int argc, char** argv) {
     lesson::expect(min(plain_map).item<float>() >= 0, "plain weights are never negative");
     std::cout << "At initialisation both maps are diffuse; the paper's claim is about trained\n"
                  "models, where subtracting the second map cancels the weight both spread over\n"
-                 "irrelevant tokens (bench/bench_attention times every variant here).\n";
+                 "irrelevant tokens (bench/bench_attention times the variants above, but for the\n"
+                 "prefix-LM mask and the rolling cache).\n";
     return lesson::finish();
   });
 }

@@ -13,6 +13,7 @@
 // lesson::run (program.h), which parses its flags (flags.h) and turns any error into one line.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -93,6 +94,29 @@ inline std::string digits(const qkv::Tensor& t) {
   std::ostringstream os;
   os << qkv::detach(t);
   return os.str();
+}
+
+// The positions (0, 1, ...) of the numbers that differ between two printouts of the same shape
+// ("tensor([[-0.1564, ...]])"): a way to say exactly which printed digits two sources disagree on.
+inline std::vector<size_t> differing_numbers(const std::string& a, const std::string& b) {
+  auto numbers = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::string current;
+    for (const char c : s + " ") {
+      if ((c >= '0' && c <= '9') || c == '.' || c == '-' || c == 'e' || c == '+') {
+        current.push_back(c);
+      } else if (!current.empty()) {
+        if (current.find_first_of("0123456789") != std::string::npos) out.push_back(current);
+        current.clear();
+      }
+    }
+    return out;
+  };
+  const std::vector<std::string> x = numbers(a), y = numbers(b);
+  std::vector<size_t> differ;
+  for (size_t i = 0; i < std::max(x.size(), y.size()); ++i)
+    if (i >= x.size() || i >= y.size() || x[i] != y[i]) differ.push_back(i);
+  return differ;
 }
 
 // Checks that t prints exactly as PyTorch printed it (values copied from PyTorch's output,
