@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_set>
 
 #include "nn/utf8.h"
 #include "tensor/error.h"
@@ -59,11 +60,11 @@ class JsonParser {
       ++pos_;
       v.kind = Json::Kind::object;
       if (eat('}')) return v;
+      std::unordered_set<std::string> keys;  // seen so far: a duplicate is found in O(1)
       do {
         skip_space();
         std::string key = string_literal();
-        for (const auto& [k, _] : v.members)
-          if (k == key) fail("unique keys, got \"" + key + "\" twice");
+        if (!keys.insert(key).second) fail("unique keys, got \"" + key + "\" twice");
         if (!eat(':')) fail("':'");
         v.members.push_back({std::move(key), value(depth + 1)});
       } while (eat(','));

@@ -2,9 +2,10 @@
 // its next words.
 //
 // What you will learn: how a prompt reaches a trained model and what the model makes of it.
-//   - GPT-2's byte-level BPE (attention/bpe_tokenizer.h): "It’s very hot in summer. Swimming
-//     is" becomes 12 tokens, It / âĢ / Ļ / s / Ġvery / ..., where Ġ is a space and "’" (three
-//     UTF-8 bytes) is split over two tokens, âĢ and Ļ;
+//   - GPT-2's byte-level BPE (attention/bpe_tokenizer.h): with GPT-2's vocabulary, "It’s very
+//     hot in summer. Swimming is" becomes 12 tokens, It / âĢ / Ļ / s / Ġvery / ..., where Ġ is
+//     a space and "’" (three UTF-8 bytes) is split over two tokens, âĢ and Ļ. The tokenizer
+//     needs only its two files: --tokenizer DIR prints the tokens without any weights;
 //   - each token's row of wte plus its position's row of wpe, and the first LayerNorm: the
 //     article's table, three columns of each;
 //   - layer 0's attention for one head, computed by hand from those rows and held to the
@@ -22,6 +23,7 @@
 // the same layout (so every line runs in CI, and the numbers mean nothing).
 // Run it: ./build/release/tutorials/25_real_gpt2 [--model DIR] [--prompt TEXT] [--print_ids]
 //         [--top_logits K] [--generate N] [--head H]
+//         ./build/release/tutorials/25_real_gpt2 --tokenizer DIR [--prompt TEXT] [--print_ids]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,7 +43,8 @@ namespace {
 const char* kProgram = "25_real_gpt2";
 
 struct Options {
-  std::string model;                                                 // empty: the tiny random GPT-2
+  std::string model;      // empty: the tiny random GPT-2
+  std::string tokenizer;  // a folder of tokenizer files alone: the tokens, no model
   std::string prompt = "It\u2019s very hot in summer. Swimming is";  // the article's
   bool print_ids = false;
   int64_t top_logits = 5, generate = 10, head = 0;
@@ -52,6 +55,9 @@ lesson::Flags flags_for(Options& o) {
   lesson::Flags f(kProgram, "GPT-2 from its own files: tokens, embeddings, attention, next words");
   f.text("--model", &o.model,
          "a GPT-2 folder: config.json, model.safetensors, vocab.json, merges.txt");
+  f.text("--tokenizer", &o.tokenizer,
+         "only the tokens, from a folder with vocab.json + merges.txt (or encoder.json + "
+         "vocab.bpe): no weights needed");
   f.text("--prompt", &o.prompt, "the text to run");
   f.on_off("--print_ids", &o.print_ids, "print the prompt's token ids on one line");
   f.number("--top_logits", &o.top_logits, "the last position's K most likely next tokens", 0);
@@ -80,8 +86,9 @@ class ScratchFolder {
 };
 
 // A tiny GPT-2 in Hugging Face's layout: a BPE vocabulary learned from lesson 16's corpus (256
-// bytes, 300 merges, <|endoftext|>) and random weights (attention/gpt2.h), written as
-// vocab.json, merges.txt, config.json and model.safetensors.
+// bytes, up to 300 merges: learning stops early once every piece of the text is one token,
+// and <|endoftext|>) and random weights (attention/gpt2.h), written as vocab.json, merges.txt,
+// config.json and model.safetensors.
 void write_tiny_gpt2(const std::string& dir) {
   const BpeTokenizer tok = BpeTokenizer::train(lesson::builtin_corpus(20'000), 300);
   tok.save(dir);
@@ -226,11 +233,11 @@ void show_attention(GPT& model, const BpeTokenizer& tok, const std::vector<int64
         "evenly: %.2f)\n",
         static_cast<long long>(T - 1), first, even);
   std::cout << (real
-                    ? "The article points out GPT-2's heavy attention to the first token: many of\n"
-                      "its heads park most of the weight there whatever the token is (an\n"
-                      "\"attention sink\"); try --head 1 to 11 to see which heads do.\n"
+                    ? "The article notes that layer 0's head 0 pays the first position special\n"
+                      "attention: on the article's prompt its table puts 0.42 of rows 1-11's\n"
+                      "weight on \"It\" on average. Try --head 1 to 11 for the other heads.\n"
                     : "(random weights learn nothing, so no head favours the first token here;\n"
-                      "with --model and GPT-2 small's files, many heads put most weight on it)\n");
+                      "with --model and GPT-2 small's files, see what layer 0's heads do)\n");
 }
 
 // Section 5: the last position's most likely next tokens, from the logits (1, T, V).
@@ -278,6 +285,19 @@ int main(int argc, char** argv) {
       std::cout << "wrote the tiny GPT-2 to " << o.write_tiny << "\n";
       return 0;
     }
+    if (!o.tokenizer.empty()) {  // the tokens alone: two small files, no weights
+      if (!o.model.empty()) flags.fail("--tokenizer and --model exclude each other");
+      lesson::banner("1. The tokenizer's files");
+      const BpeTokenizer tok = BpeTokenizer::from_folder(o.tokenizer);
+      std::printf("%s: %lld tokens, %zu merges\n", o.tokenizer.c_str(),
+                  static_cast<long long>(tok.vocab_size()), tok.merges().size());
+      lesson::banner("2. The prompt as GPT-2's tokens");
+      show_tokens(tok, o.prompt, o.print_ids);
+      std::cout << "(The tokenizer alone: with --model DIR, a folder that also holds config.json\n"
+                   "and model.safetensors, the lesson goes on to the embeddings, attention and\n"
+                   "next tokens.)\n";
+      return lesson::finish();
+    }
     const bool real = !o.model.empty();
     std::unique_ptr<ScratchFolder> scratch;
 
@@ -318,6 +338,11 @@ int main(int argc, char** argv) {
         static_cast<long long>(c.n_head), static_cast<long long>(c.n_embd / c.n_head),
         static_cast<long long>(c.n_embd), static_cast<long long>(c.block),
         static_cast<long long>(c.vocab_size), static_cast<long long>(model->num_parameters()));
+    if (!real)
+      std::printf(
+          "its vocabulary: 256 bytes, %zu merges learned from lesson 16's corpus (300 asked for;\n"
+          "learning stops once every piece of the text is one token) and <|endoftext|>\n",
+          tok->merges().size());
     NoGradGuard no_grad;
 
     lesson::banner("2. The prompt as GPT-2's tokens");
@@ -331,8 +356,15 @@ int main(int argc, char** argv) {
            std::to_string(o.generate) + " pass the model's " + std::to_string(c.block) +
            " positions");
 
-    lesson::banner("3. Token rows plus position rows, then LayerNorm (the article's table)");
+    lesson::banner(real ? "3. Token rows plus position rows, then LayerNorm (the article's table)"
+                        : "3. Token rows plus position rows, then LayerNorm");
     show_embeddings(*model, *tok, ids);
+    if (real && o.prompt == Options().prompt)
+      std::cout << "The article's table, for comparison (its first two rows, as it prints them):\n"
+                   "  It    wte [0.039, -0.0869, 0.0662]  wpe [-0.0188, -0.1974, 0.004]\n"
+                   "        sum [0.0202, -0.2844, 0.0702]  X [0.0129, -0.1104, -0.0317]\n"
+                   "  âĢ    wte [-0.075, 0.0948, -0.0034]  wpe [0.024, -0.0538, -0.0949]\n"
+                   "        sum [-0.051, 0.041, -0.0982]  X [-0.0530, 0.0588, -0.1290]\n";
 
     // One forward over the prompt: block 0 keeps its attention weights (section 4), and the last
     // position's logits rank the next token (section 5).

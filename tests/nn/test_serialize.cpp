@@ -1,6 +1,7 @@
 // test_serialize.cpp: safetensors and .npy round trips and byte layouts (numpy's own bytes from
 // tools/gen_nn_reference.py), module state_dicts, training checkpoints that resume to exactly
 // the uninterrupted run, atomic writes, and a named qkv::Error for every kind of bad file.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -261,6 +262,23 @@ TEST(Json, NumbersFollowTheGrammar) {
                           "NaN", "Infinity", "[1-5]", "{\"a\": 1e}"})
     EXPECT_TRUE(testing::throws_error([&] { parse_json(bad, "test"); }, {"test", "bad JSON"}))
         << bad;
+}
+
+// A vocabulary's worth of keys: the duplicate check must not compare every pair (200,000 keys
+// are 2 * 10^10 pairs, minutes of work; a hash set takes a fraction of a second, under a
+// sanitizer or an emulator too).
+TEST(Json, DuplicateKeysAreFoundAmongManyWithoutComparingEveryPair) {
+  std::string text = "{";
+  for (int i = 0; i < 200'000; ++i)
+    text += (i ? ", \"k" : "\"k") + std::to_string(i) + "\": " + std::to_string(i);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Json v = parse_json(text + "}", "test");
+  EXPECT_EQ(v.members.size(), 200'000u);
+  EXPECT_TRUE(testing::throws_error([&] { parse_json(text + ", \"k123\": 0}", "test"); },
+                                    {"unique keys", "\"k123\" twice"}));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 10.0) << "parsing 200,000 keys twice took " << seconds << " s";
 }
 
 TEST(Json, NumbersAreReadInRangeOrRefused) {
