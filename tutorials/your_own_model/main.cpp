@@ -3,6 +3,7 @@
 // trained weights as safetensors, which PyTorch can load (README.md, "Models, optimizers and
 // checkpoints"). Change the model, the data or the loop; the build is in CMakeLists.txt here.
 #include <cmath>
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -11,7 +12,9 @@
 
 using namespace qkv;
 
-int main() {
+// The program's work. An error anywhere in it (a qkv::Error names the operation and the shapes)
+// reaches main as an exception.
+int run() {
   manual_seed(0);  // torch.manual_seed(0): the same initial weights as PyTorch's
   // The data: 256 points x in [-3, 3), targets sin(x) + noise.
   const Tensor x = rand({256, 1}) * 6.0f - 3.0f;
@@ -33,4 +36,16 @@ int main() {
   }
   nn::save(model, "my_model.safetensors");  // keys "0.weight", "0.bias", "2.weight", "2.bias"
   std::cout << "saved my_model.safetensors\n";
+  return 0;
+}
+
+// Any error ends the program with one line on stderr, "my_model: error: ...", and status 1,
+// never with std::terminate's "terminate called after throwing ...".
+int main() {
+  try {
+    return run();
+  } catch (const std::exception& e) {  // qkv::Error is a std::runtime_error
+    std::cerr << "my_model: error: " << e.what() << "\n";
+    return 1;
+  }
 }
