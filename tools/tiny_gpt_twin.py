@@ -13,6 +13,10 @@ It is the same experiment, line for line:
   - the optimizer: AdamW with PyTorch's defaults (betas 0.9, 0.999, eps 1e-8, decay 0.01).
 
 It prints what lesson 16 prints for a training run:
+  eval step K: train A val B val_last C
+                         every --eval_every steps and at the end: the mean loss over
+                         --eval_batches fixed batches of the training text (a generator seeded
+                         1) and of the validation text (seeded 0), all positions and the last
   step K loss X          every --log_every steps: that step's batch loss, before the update
   summary params=.. vocab=.. train_loss=.. val_loss=.. val_loss_last=.. tokens_per_s=.. step_ms=..
 val_loss is the mean cross-entropy over --eval_batches validation batches at every position;
@@ -39,7 +43,8 @@ p = argparse.ArgumentParser(description="lesson 16's tiny GPT in PyTorch")
 p.add_argument("--data", required=True,
                help="UTF-8 text; lesson 16's built-in corpus: 16_train_tiny_gpt --write_corpus FILE")
 for name, default in dict(n_embd=64, n_head=4, n_layer=2, block=32, batch=16, steps=1500,
-                          seed=1337, threads=0, eval_batches=20, log_every=50).items():
+                          seed=1337, threads=0, eval_batches=20, eval_every=100,
+                          log_every=50).items():
     p.add_argument("--" + name, type=int, default=default)
 p.add_argument("--lr", type=float, default=1e-3)
 p.add_argument("--no_causal", action="store_true", help="train without the causal mask")
@@ -109,6 +114,29 @@ def batch(src, g):
             torch.stack([src[i + 1:i + a.block + 1] for i in starts]))
 
 
+# ---- evaluation: the same batches every time --------------------------------------------------
+def evaluate(src, seed):
+    """The mean loss of --eval_batches batches from src (a generator seeded seed), over all
+    positions and at the last position of each window alone."""
+    g_eval = torch.Generator().manual_seed(seed)
+    total = last = 0.0
+    with torch.no_grad():
+        for _ in range(a.eval_batches):
+            x, y = batch(src, g_eval)
+            logits = m(x)
+            total += F.cross_entropy(logits.view(-1, V), y.view(-1)).item()
+            last += F.cross_entropy(logits[:, -1, :], y[:, -1]).item()
+    return total / a.eval_batches, last / a.eval_batches
+
+
+def report_eval(step):
+    train_loss = evaluate(train, 1)[0]
+    val_loss, val_last = evaluate(val, 0)
+    print(f"eval step {step}: train {train_loss:.4f} val {val_loss:.4f} val_last {val_last:.4f}",
+          flush=True)
+    return val_loss, val_last
+
+
 # ---- training ------------------------------------------------------------------------------------
 m = GPT()
 opt = torch.optim.AdamW(m.parameters(), lr=a.lr)
@@ -116,6 +144,8 @@ g = torch.Generator().manual_seed(a.seed)  # training batches: a generator of th
 t0 = time.perf_counter()
 loss = torch.tensor(float("nan"))
 for step in range(a.steps):
+    if step % a.eval_every == 0:
+        report_eval(step)
     x, y = batch(train, g)
     loss = F.cross_entropy(m(x).view(-1, V), y.view(-1))
     if step % a.log_every == 0:
@@ -124,18 +154,9 @@ for step in range(a.steps):
     loss.backward()
     opt.step()
 seconds = time.perf_counter() - t0
-
-# ---- evaluation: the same validation batches every run ----------------------------------------------
-gv = torch.Generator().manual_seed(0)
-total = last = 0.0
-with torch.no_grad():
-    for _ in range(a.eval_batches):
-        x, y = batch(val, gv)
-        logits = m(x)
-        total += F.cross_entropy(logits.view(-1, V), y.view(-1)).item()
-        last += F.cross_entropy(logits[:, -1, :], y[:, -1]).item()
+total, last = report_eval(a.steps)  # the end of the run
 steps = max(a.steps, 1)
 print(f"summary params={sum(p.numel() for p in m.parameters())} vocab={V} "
-      f"train_loss={loss.item():.4f} val_loss={total / a.eval_batches:.4f} "
-      f"val_loss_last={last / a.eval_batches:.4f} "
+      f"train_loss={loss.item():.4f} val_loss={total:.4f} "
+      f"val_loss_last={last:.4f} "
       f"tokens_per_s={a.batch * a.block * a.steps / seconds:.0f} step_ms={1000 * seconds / steps:.2f}")
