@@ -354,8 +354,8 @@ int main(int argc, char** argv) {
                                      {"residual, no LayerNorm", "res only", {true, false}},
                                      {"neither", "neither", {false, false}}};
     std::printf(
-        "Lesson 16's character data; C %lld, %lld heads, %lld blocks, AdamW at lr %g, %lld "
-        "steps of 16 x 32 tokens, the same initial draws and batches for all four.\n",
+        "Lesson 16's character data; C %lld, %lld heads, %lld blocks, AdamW at lr %g,\n"
+        "%lld steps of 16 x 32 tokens: the same initial draws and batches for all four.\n",
         static_cast<long long>(setup.n_embd), static_cast<long long>(setup.num_heads),
         static_cast<long long>(setup.n_layer), setup.lr, static_cast<long long>(setup.steps));
     for (Variant& v : variants) train(v, split, tok.vocab_size(), setup);
