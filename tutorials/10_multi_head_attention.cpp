@@ -102,6 +102,8 @@ int main(int argc, char** argv) {
     lesson::banner("4. MultiHeadAttention(d_model, num_heads), as models use it");
     // A batch of 2 sequences of 6 tokens of width C = 2 * num_heads: heads of width 2.
     manual_seed(0);
+    std::cout << "(seed 0 and width C = 2 * num_heads here: of the flags, only --num_heads\n"
+                 "changes this section)\n";
     const int64_t C = 2 * num_heads;
     MultiHeadAttention attn(C, num_heads);  // q, k, v, o: Linear(C, C) each, created in that order
     for (const auto& [name, p] : attn.named_parameters())

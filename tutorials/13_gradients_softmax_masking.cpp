@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
     const float root_d = std::sqrt(static_cast<float>(d_out_kq));
 
     lesson::banner("1. The softmax Jacobian");
+    std::cout << "(fixed numbers: this section does not change with the flags)\n";
     const Tensor z = from_vector(std::vector<float>{1.0f, 2.0f, 0.5f}, {3});
     const Tensor s = softmax(z, 0);
     const Tensor J = softmax_jacobian(s);
@@ -168,6 +169,7 @@ int main(int argc, char** argv) {
     // For each d_k, 200 random queries against 8 random keys (entries N(0, 1)): the mean largest
     // weight of a row, and the mean size (Frobenius norm) of the row's softmax Jacobian.
     Generator g(13);
+    std::cout << "(its own generator, seed 13: this section does not change with the flags)\n";
     lesson::Series sat_raw{.name = "largest weight, unscaled", .colour = "#d62728"},
         sat_scaled{.name = "largest weight, / sqrt(d_k)", .colour = "#1f77b4"},
         jac_raw{.name = "|J|, unscaled", .colour = "#d62728", .dash = "6 4"},
