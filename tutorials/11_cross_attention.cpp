@@ -32,9 +32,7 @@ int main(int argc, char** argv) {
   int64_t seed = 123, d_out_kq = 2, d_out_v = 4, second_length = 8;
   lesson::Flags flags("11_cross_attention",
                       "Cross-attention: queries from one sequence, keys and values from another.");
-  flags.number("--seed", &seed, "seed of the embeddings and weights (the article's: 123)", 0);
-  flags.number("--d_out_kq", &d_out_kq, "width of queries and keys (the article's: 2)", 1, 4096);
-  flags.number("--d_out_v", &d_out_v, "width of values (the article's: 4)", 1, 4096);
+  lesson::article_flags(flags, &seed, &d_out_kq, &d_out_v);
   flags.number("--second_length", &second_length, "rows of the second input (the article's: 8)", 1,
                4096);
   return lesson::run(flags, argc, argv, [&] {

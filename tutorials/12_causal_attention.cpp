@@ -34,9 +34,7 @@ int main(int argc, char** argv) {
   int64_t seed = 123, d_out_kq = 2, d_out_v = 4;
   lesson::Flags flags("12_causal_attention",
                       "Causal attention two ways, and the two meanings of \"mask\".");
-  flags.number("--seed", &seed, "seed of the embeddings and weights (the article's: 123)", 0);
-  flags.number("--d_out_kq", &d_out_kq, "width of queries and keys (the article's: 2)", 1, 4096);
-  flags.number("--d_out_v", &d_out_v, "width of values (the article's: 4)", 1, 4096);
+  lesson::article_flags(flags, &seed, &d_out_kq, &d_out_v);
   return lesson::run(flags, argc, argv, [&] {
     lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4;
     const Tensor x = lesson::embedded_sentence();  // (6, 3)

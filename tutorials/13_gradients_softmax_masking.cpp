@@ -51,9 +51,7 @@ int main(int argc, char** argv) {
       "13_gradients_softmax_masking",
       "Gradients through softmax and masking, and why scores are scaled by 1/sqrt(d_k).");
   flags.text("--svg_dir", &svg_dir, "folder for softmax_saturation.svg");
-  flags.number("--seed", &seed, "seed of the embeddings and weights (the article's: 123)", 0);
-  flags.number("--d_out_kq", &d_out_kq, "width of queries and keys (the article's: 2)", 1, 4096);
-  flags.number("--d_out_v", &d_out_v, "width of values (the article's: 4)", 1, 4096);
+  lesson::article_flags(flags, &seed, &d_out_kq, &d_out_v);
   return lesson::run(flags, argc, argv, [&] {
     lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4;
     const float root_d = std::sqrt(static_cast<float>(d_out_kq));

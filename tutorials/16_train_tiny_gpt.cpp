@@ -412,6 +412,42 @@ History read_history(const nn::Checkpoint& c) {
   return h;
 }
 
+// What a checkpoint fixes for the run that uses it: the model's sizes and mask; the text it
+// was trained on, unless --data names another; and for --resume, every setting of the run
+// (batch, learning rate and schedule, seed, evaluations, the step to stop at), unless a flag
+// given says otherwise, and the file to keep saving to.
+void take_saved_settings(const Saved& saved, const lesson::Flags& flags, Options& o) {
+  o.n_embd = saved.config.n_embd, o.n_head = saved.config.n_head;
+  o.n_layer = saved.config.n_layer, o.block = saved.config.block;
+  o.no_causal = !saved.config.causal;
+  if (!flags.given("--data")) {
+    const nn::Json* data = nn::json_member(saved.run, "data");
+    require(data && data->kind == nn::Json::Kind::string, "\"", saved.file.path,
+            "\": the run's data, got none");
+    o.data = data->text == "the built-in corpus" ? "" : data->text;
+  }
+  if (o.resume.empty()) return;
+  const auto setting = [&](const char* flag, const char* key, auto* target, double min,
+                           double max) {
+    if (!flags.given(flag))
+      *target =
+          static_cast<std::remove_pointer_t<decltype(target)>>(run_setting(saved, key, min, max));
+  };
+  setting("--batch", "batch", &o.batch, 1, 65536);
+  setting("--lr", "lr", &o.lr, 1e-30, 10);
+  setting("--warmup_steps", "warmup_steps", &o.warmup_steps, 0, 1e8);
+  setting("--decay_steps", "decay_steps", &o.decay_steps, 0, 1e8);
+  setting("--seed", "seed", &o.seed, 0, 9.2e18);
+  setting("--eval_batches", "eval_batches", &o.eval_batches, 1, 1e5);
+  setting("--eval_every", "eval_every", &o.eval_every, 1, 1e8);
+  setting("--log_every", "log_every", &o.log_every, 1, 1e8);
+  setting("--steps", "steps", &o.steps, 0, 1e8);
+  const nn::Json* no_compare = nn::json_member(saved.run, "no_compare");
+  if (!flags.given("--no_compare") && no_compare && no_compare->kind == nn::Json::Kind::boolean)
+    o.no_compare = no_compare->boolean;
+  if (!flags.given("--save")) o.save = o.resume;  // the run keeps its file
+}
+
 // ---- figures --------------------------------------------------------------------------------
 
 // The three losses of each run, as the figure draws them.
@@ -531,38 +567,7 @@ int main(int argc, char** argv) {
           throw;
       }
     }
-    if (saved && !flags.given("--data")) {  // the text the saved model was trained on
-      const nn::Json* data = nn::json_member(saved->run, "data");
-      require(data && data->kind == nn::Json::Kind::string, "\"", from,
-              "\": the run's data, got none");
-      o.data = data->text == "the built-in corpus" ? "" : data->text;
-    }
-    if (saved && !o.resume.empty()) {
-      // The run goes on with the settings it was trained with, unless a flag says otherwise.
-      const auto setting = [&](const char* flag, const char* key, auto* target, double min,
-                               double max) {
-        if (!flags.given(flag))
-          *target = static_cast<std::remove_pointer_t<decltype(target)>>(
-              run_setting(*saved, key, min, max));
-      };
-      setting("--batch", "batch", &o.batch, 1, 65536);
-      setting("--lr", "lr", &o.lr, 1e-30, 10);
-      setting("--warmup_steps", "warmup_steps", &o.warmup_steps, 0, 1e8);
-      setting("--decay_steps", "decay_steps", &o.decay_steps, 0, 1e8);
-      setting("--seed", "seed", &o.seed, 0, 9.2e18);
-      setting("--eval_batches", "eval_batches", &o.eval_batches, 1, 1e5);
-      setting("--eval_every", "eval_every", &o.eval_every, 1, 1e8);
-      setting("--log_every", "log_every", &o.log_every, 1, 1e8);
-      setting("--steps", "steps", &o.steps, 0, 1e8);
-      const nn::Json* no_compare = nn::json_member(saved->run, "no_compare");
-      if (!flags.given("--no_compare") && no_compare && no_compare->kind == nn::Json::Kind::boolean)
-        o.no_compare = no_compare->boolean;
-    }
-    if (saved) {
-      o.n_embd = saved->config.n_embd, o.n_head = saved->config.n_head;
-      o.n_layer = saved->config.n_layer, o.block = saved->config.block;
-      o.no_causal = !saved->config.causal;
-    }
+    if (saved) take_saved_settings(*saved, flags, o);
 
     // The text, and the vocabulary: the text's own, or the checkpoint's.
     const bool builtin = o.data.empty();

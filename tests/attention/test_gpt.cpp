@@ -229,9 +229,9 @@ TEST(TinyGpt, ABadConfigIsNamedWithItsField) {
        {"ckpt", "bad JSON"}},
       {"[1, 2]", {"ckpt", "a JSON object"}},
   };
-  for (const auto& [json, expected] : cases)
-    EXPECT_TRUE(testing::throws_error([&] { gpt_config_from_json(json, "ckpt"); }, expected))
-        << json;
+  for (const auto& c : cases)  // (clang 14 cannot capture a structured binding)
+    EXPECT_TRUE(testing::throws_error([&] { gpt_config_from_json(c.first, "ckpt"); }, c.second))
+        << c.first;
 }
 
 TEST(TextData, TokenizerSortsCodePointsAndRoundTrips) {

@@ -130,6 +130,13 @@ inline void expect_prints(const qkv::Tensor& t, const std::string& pytorch,
     std::cout << "  PyTorch printed:\n" << pytorch << "\n  qkv printed:\n" << ours << "\n";
 }
 
+// The flags of the lessons on the article's attention (06-13): its seed and its two widths.
+inline void article_flags(Flags& flags, int64_t* seed, int64_t* d_out_kq, int64_t* d_out_v) {
+  flags.number("--seed", seed, "seed of the embeddings and weights (the article's: 123)", 0);
+  flags.number("--d_out_kq", d_out_kq, "width of queries and keys (the article's: 2)", 1, 4096);
+  flags.number("--d_out_v", d_out_v, "width of values (the article's: 4)", 1, 4096);
+}
+
 // Names the exercises that follow this lesson (tutorials/exercises), at its end.
 inline void exercises(const std::vector<std::string>& names) {
   std::cout << "\nExercises after this lesson, in tutorials/exercises/learner/ (check one with\n"
