@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <bit>
+#include <cstdlib>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -11,6 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "tensor/error.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>  // sysconf: the size of physical memory
+#endif
 #if defined(__linux__)
 #include <sys/mman.h>
 #define QKV_HUGE_PAGES 1
@@ -226,6 +232,39 @@ size_t cached_bytes() {
   BlockCache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   return c.bytes;
+}
+
+// ---- the size limit --------------------------------------------------------------------------
+
+namespace {
+size_t physical_memory() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) return static_cast<size_t>(pages) * static_cast<size_t>(page);
+#endif
+  return size_t{1} << 40;
+}
+
+std::atomic<size_t>& limit() {
+  static std::atomic<size_t> bytes{[] {
+    if (const char* env = std::getenv("QKV_MAX_TENSOR_BYTES")) {
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(env, &end, 10);
+      check(end != env && *end == '\0' && n > 0 && env[0] != '-', "QKV_MAX_TENSOR_BYTES",
+            "a positive whole number of bytes, got \"", env, "\"");
+      return static_cast<size_t>(n);
+    }
+    return physical_memory();
+  }()};
+  return bytes;
+}
+}  // namespace
+
+size_t max_tensor_bytes() { return limit().load(); }
+
+void set_max_tensor_bytes(size_t bytes) {
+  check(bytes > 0, "set_max_tensor_bytes", "a positive number of bytes, got 0");
+  limit().store(bytes);
 }
 
 }  // namespace qkv

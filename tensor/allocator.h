@@ -34,4 +34,11 @@ struct MemoryStats {
 MemoryStats memory_stats();
 void reset_peak_memory();  // peak := allocated now
 
+// The most bytes one tensor may take: the machine's physical memory where the system tells it,
+// else 1 TiB; the environment variable QKV_MAX_TENSOR_BYTES, or set_max_tensor_bytes, sets it.
+// Making a larger tensor is a qkv::Error naming the shape, the bytes and this limit, instead of
+// the operating system's bad_alloc, or its out-of-memory killer a minute later.
+size_t max_tensor_bytes();
+void set_max_tensor_bytes(size_t bytes);
+
 }  // namespace qkv

@@ -39,13 +39,22 @@ Tensor eye(int64_t n, int64_t m) {
 
 Tensor arange_int(int64_t start, int64_t end, int64_t step) {
   check(step != 0, "arange", "a non-zero step, got 0");
-  check((end - start) * step >= 0 || start == end, "arange",
+  check(start == end || (end > start) == (step > 0), "arange",
         "a step that moves from start towards end, got start ", start, ", end ", end, ", step ",
         step);
-  const int64_t n = (end - start + step + (step > 0 ? -1 : 1)) / step;
-  Tensor t = Tensor::empty({std::max<int64_t>(n, 0)}, Dtype::int64);
+  // The count, ceil(|end - start| / |step|), in unsigned arithmetic: |end - start| may be up to
+  // 2^64 - 1 and |step| 2^63, neither of which an int64 holds.
+  const uint64_t span = step > 0 ? static_cast<uint64_t>(end) - static_cast<uint64_t>(start)
+                                 : static_cast<uint64_t>(start) - static_cast<uint64_t>(end);
+  const uint64_t stride = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  const uint64_t n = span / stride + (span % stride != 0);
+  check(n <= (uint64_t{1} << 40), "arange", "at most 2^40 values, got start ", start, ", end ",
+        end, ", step ", step, ": ", n, " values");
+  Tensor t = Tensor::empty({static_cast<int64_t>(n)}, Dtype::int64);
   int64_t* p = t.data_ptr<int64_t>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = start + i * step;
+  for (int64_t i = 0; i < t.numel(); ++i)  // start + i * step, every value between start and end
+    p[i] = static_cast<int64_t>(static_cast<uint64_t>(start) +
+                                static_cast<uint64_t>(i) * static_cast<uint64_t>(step));
   return t;
 }
 
@@ -55,7 +64,10 @@ Tensor arange_float(double start, double end, double step) {
         " and end ", end);
   check((end - start) * step >= 0, "arange", "a step that moves from start towards end, got start ",
         start, ", end ", end, ", step ", step);
-  const int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
+  const double count = std::ceil((end - start) / step);
+  check(std::isfinite(count) && count <= static_cast<double>(int64_t{1} << 40), "arange",
+        "at most 2^40 values, got start ", start, ", end ", end, ", step ", step);
+  const int64_t n = static_cast<int64_t>(count);
   Tensor t = Tensor::empty({n});
   float* p = t.data_ptr();
   for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(start + static_cast<double>(i) * step);

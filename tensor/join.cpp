@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "tensor/checked.h"
 #include "tensor/thread_pool.h"
 #include "tensor/view.h"
 
@@ -23,7 +24,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim_in) {
       same = d == dim || t.shape()[d] == first.shape()[d];
     check(same, "cat", "shapes that match except in dim ", dim, ", got ", first.shape(), " and ",
           t.shape());
-    shape[dim] += t.shape()[dim];
+    shape[dim] = checked_add(shape[dim], t.shape()[dim], "cat");
   }
   Tensor out = Tensor::empty(shape, first.dtype());
   int64_t at = 0;
@@ -51,8 +52,12 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim_in) {
   check(split_size > 0, "split", "split_size > 0, got ", split_size);
   const int64_t dim = wrap_dim(dim_in, a.dim(), "split");
   std::vector<Tensor> out;
-  for (int64_t at = 0; at < a.shape()[dim]; at += split_size)
-    out.push_back(narrow(a, dim, at, std::min(split_size, a.shape()[dim] - at)));
+  const int64_t n = a.shape()[dim];
+  for (int64_t at = 0; at < n;) {
+    const int64_t length = std::min(split_size, n - at);  // never past n: no sum can overflow
+    out.push_back(narrow(a, dim, at, length));
+    at += length;
+  }
   return out;
 }
 

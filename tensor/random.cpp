@@ -313,7 +313,8 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen) {
   for (int64_t i = 0; i < t.numel(); ++i) {
     // torch: one 32-bit draw modulo the range when the range fits in 32 bits, else random64.
     const uint64_t r = range < (1ULL << 32) ? g.random() : g.random64();
-    p[i] = low + static_cast<int64_t>(r % range);
+    // low + (r % range) lies in [low, high): summed as unsigned, so that no step overflows.
+    p[i] = static_cast<int64_t>(static_cast<uint64_t>(low) + r % range);
   }
   return t;
 }

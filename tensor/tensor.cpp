@@ -76,9 +76,19 @@ int64_t wrap_dim(int64_t dim, int64_t rank, std::string_view op) {
 
 Tensor Tensor::empty(const Shape& shape, Dtype dtype) {
   const int64_t n = shape_numel(shape, "empty");
+  const size_t bytes = static_cast<size_t>(n) * element_size(dtype);  // n <= 2^40: no overflow
+  check(bytes <= max_tensor_bytes(), "empty", "a tensor within max_tensor_bytes() = ",
+        max_tensor_bytes(), " (set_max_tensor_bytes or QKV_MAX_TENSOR_BYTES raise it), got shape ",
+        shape, " of ", dtype_name(dtype), ", ", bytes, " bytes");
   Tensor t;
   t.impl_ = std::make_shared<TensorImpl>();
-  t.impl_->storage = std::make_shared<Storage>(static_cast<size_t>(n) * element_size(dtype));
+  try {
+    t.impl_->storage = std::make_shared<Storage>(bytes);
+  } catch (const std::bad_alloc&) {
+    throw Error("empty: memory for a tensor of shape " + shape_str(shape) + " of " +
+                dtype_name(dtype) + ", " + std::to_string(bytes) +
+                " bytes, got an allocation failure (out of memory)");
+  }
   t.impl_->shape = shape;
   t.impl_->strides = contiguous_strides(shape);
   t.impl_->dtype = dtype;

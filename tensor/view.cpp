@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 
+#include "tensor/checked.h"
 #include "tensor/iterate.h"
 #include "tensor/thread_pool.h"
 
@@ -217,6 +218,7 @@ Tensor expand(const Tensor& a, const Shape& shape) {
     out[i] = want;
     strides[i] = (have == 1 && want != 1) ? 0 : a.strides()[i - lead];
   }
+  shape_numel(out, "expand");  // the product of the sizes must fit, as any tensor's must
   return Tensor::make_view(a, out, strides, a.storage_offset());
 }
 
@@ -227,8 +229,8 @@ Tensor narrow(const Tensor& a, int64_t dim, int64_t start, int64_t length) {
   if (start < 0) start += n;
   check(start >= 0 && start <= n, "narrow", "start in range [", -n, ", ", n, "] for dim ", d,
         " of shape ", a.shape(), ", got ", start);
-  check(length >= 0 && start + length <= n, "narrow", "start + length <= ", n, " for dim ", d,
-        " of shape ", a.shape(), ", got start ", start, " and length ", length);
+  check(length >= 0 && checked_add(start, length, "narrow") <= n, "narrow", "start + length <= ", n,
+        " for dim ", d, " of shape ", a.shape(), ", got start ", start, " and length ", length);
   Shape shape = a.shape();
   shape[d] = length;
   return Tensor::make_view(a, shape, a.strides(), a.storage_offset() + start * a.strides()[d]);
@@ -244,8 +246,9 @@ Tensor slice(const Tensor& a, int64_t dim, int64_t start, int64_t end, int64_t s
   start = clamp_bound(start);
   end = std::max(clamp_bound(end), start);
   Shape shape = a.shape(), strides = a.strides();
-  shape[d] = (end - start + step - 1) / step;
-  strides[d] *= step;
+  shape[d] = end > start ? 1 + (end - start - 1) / step : 0;  // ceil((end - start) / step)
+  // With two or more entries left, the stride grows by the step (a product that must fit).
+  if (shape[d] > 1) strides[d] = checked_mul(strides[d], step, "slice");
   return Tensor::make_view(a, shape, strides, a.storage_offset() + start * a.strides()[d]);
 }
 

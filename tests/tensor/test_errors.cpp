@@ -1,6 +1,8 @@
 // test_errors.cpp: bad input meets a qkv::Error naming the operation and what it saw.
+#include <cstdint>
 #include <functional>
 
+#include "tensor/checked.h"
 #include "tests/testing.h"
 
 namespace qkv {
@@ -175,6 +177,37 @@ const std::vector<BadInput> kBadInputs = {
        zeros({int64_t{1} << 30, int64_t{1} << 30});
      },
      {"too large"}},
+    // Sizes whose sums or products do not fit: a qkv::Error naming the op and the values.
+    {"narrow_length_overflows",
+     [] {
+       raw::narrow(zeros({4}), 0, 2, INT64_MAX);
+     },
+     {"narrow", "sum fits in int64", "2 + 9223372036854775807"}},
+    {"expand_past_the_size_limit",
+     [] {
+       raw::expand(zeros({1}), {int64_t{1} << 62, int64_t{1} << 62});
+     },
+     {"expand", "too large"}},
+    {"arange_too_many_values",
+     [] {
+       arange(int64_t{0}, INT64_MAX, int64_t{1});
+     },
+     {"arange", "at most 2^40 values"}},
+    {"arange_float_span_overflows",
+     [] {
+       arange(-1e308, 1e308, 1.0);
+     },
+     {"arange", "at most 2^40 values"}},
+    {"view_product_too_large",
+     [] {
+       raw::view(zeros({4}), {int64_t{1} << 40, int64_t{1} << 40, -1});
+     },
+     {"view", "too large"}},
+    {"empty_beyond_the_byte_limit",
+     [] {
+       zeros({int64_t{1} << 39});
+     },
+     {"empty", "max_tensor_bytes()", "(549755813888,)", "2199023255552 bytes"}},
 };
 
 class BadInputs : public ::testing::TestWithParam<BadInput> {};
@@ -193,6 +226,52 @@ TEST(Errors, QkvErrorIsAStdException) {
   } catch (const std::exception& e) {
     EXPECT_EQ(std::string(e.what()), "add: shapes that broadcast, got (2,) and (3,)");
   }
+}
+
+}  // namespace
+}  // namespace qkv
+
+namespace qkv {
+namespace {
+
+TEST(CheckedSizes, TheByteLimitCanBeSetAndIsSaidInTheError) {
+  const size_t before = max_tensor_bytes();
+  set_max_tensor_bytes(size_t{1} << 20);  // 1 MiB
+  EXPECT_EQ(zeros({1 << 18}).numel(), 1 << 18);  // exactly 1 MiB of floats: allowed
+  EXPECT_TRUE(testing::throws_error([] { zeros({(1 << 18) + 1}); },
+                                    {"empty", "max_tensor_bytes() = 1048576", "1048580 bytes"}));
+  set_max_tensor_bytes(before);
+  EXPECT_TRUE(testing::throws_error([] { set_max_tensor_bytes(0); }, {"set_max_tensor_bytes"}));
+}
+
+TEST(CheckedSizes, ExtremeButValidArgumentsGiveTheRightShapes) {
+  const Tensor x = arange(int64_t{0}, int64_t{5}, int64_t{1});
+  // A step beyond every size: one element (x[0:5:huge] in Python), no wrapped stride.
+  const Tensor every = raw::slice(x, 0, 0, 5, INT64_MAX);
+  EXPECT_EQ(every.shape(), Shape({1}));
+  EXPECT_EQ(every.to_vector<int64_t>(), std::vector<int64_t>{0});
+  EXPECT_EQ(raw::slice(x, 0, 1, 5, 3).to_vector<int64_t>(), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(raw::split(x, INT64_MAX, 0).size(), 1u);
+  EXPECT_EQ(raw::split(x, 2, 0).size(), 3u);
+  // arange over the whole int64 range in three steps, as Python's range would give.
+  EXPECT_EQ(arange(INT64_MIN, INT64_MAX, INT64_MAX).to_vector<int64_t>(),
+            (std::vector<int64_t>{INT64_MIN, -1, INT64_MAX - 1}));
+  EXPECT_EQ(arange(int64_t{5}, int64_t{-5}, int64_t{-4}).to_vector<int64_t>(),
+            (std::vector<int64_t>{5, 1, -3}));
+  // randint over the whole range: every draw in it, no overflow on the way.
+  for (const int64_t v : randint(INT64_MIN, INT64_MAX, {64}).to_vector<int64_t>())
+    EXPECT_TRUE(v >= INT64_MIN && v < INT64_MAX);
+}
+
+TEST(CheckedSizes, AddAndMultiplyNameTheOpAndTheValues) {
+  EXPECT_EQ(checked_add(INT64_MAX - 1, 1, "t"), INT64_MAX);
+  EXPECT_EQ(checked_mul(int64_t{1} << 31, int64_t{1} << 31, "t"), int64_t{1} << 62);
+  EXPECT_TRUE(testing::throws_error([] { checked_add(INT64_MAX, 1, "op"); },
+                                    {"op", "9223372036854775807 + 1"}));
+  EXPECT_TRUE(testing::throws_error([] { checked_add(INT64_MIN, -1, "op"); }, {"op"}));
+  EXPECT_TRUE(testing::throws_error([] { checked_mul(int64_t{1} << 32, int64_t{1} << 31, "op"); },
+                                    {"op", "4294967296 * 2147483648"}));
+  EXPECT_TRUE(testing::throws_error([] { checked_mul(-1, INT64_MIN, "op"); }, {"op"}));
 }
 
 }  // namespace
