@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tensor/allocator.h"
 #include "tensor/view.h"
 
 namespace qkv::nn {
@@ -102,13 +103,31 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
   }
 }
 
-std::string read_file(const std::string& path, const char* op) {
+std::string read_file(const std::string& path, const char* op, uint64_t max_bytes) {
+  namespace fs = std::filesystem;
+  // What the path is, before opening it: a folder opens on some systems and reads as 0 bytes,
+  // and a FIFO or a device may never end.
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  check(fs::exists(status), op, "a file, got \"", path, "\": no such file");
+  check(!fs::is_directory(status), op, "a file, got \"", path, "\": a folder");
+  check(fs::is_regular_file(status), op, "a regular file, got \"", path, "\": ",
+        fs::is_fifo(status)                                                      ? "a FIFO"
+        : fs::is_character_file(status) || fs::is_block_file(status)             ? "a device"
+        : fs::is_socket(status)                                                  ? "a socket"
+                                                                                 : "not a file");
+  const uintmax_t size = fs::file_size(path, ec);
+  check(!ec, op, "a readable file, could not read the size of \"", path, "\"");
+  const uint64_t limit = max_bytes == 0 ? max_tensor_bytes() : max_bytes;
+  check(size <= limit, op, "a file of at most ", limit, " bytes, got \"", path, "\" of ", size,
+        " bytes");
   std::ifstream in(path, std::ios::binary);
   check(in.is_open(), op, "a readable file, could not open \"", path, "\"");
-  std::ostringstream os;
-  os << in.rdbuf();
-  check(!in.bad(), op, "a readable file, reading \"", path, "\" failed");
-  return os.str();
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  check(!in.bad() && static_cast<uintmax_t>(in.gcount()) == size, op,
+        "a readable file, reading \"", path, "\" failed (", in.gcount(), " of ", size, " bytes)");
+  return bytes;
 }
 
 }  // namespace qkv::nn

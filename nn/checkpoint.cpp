@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "nn/bytes.h"
+
 namespace qkv::nn {
 
 namespace {
@@ -68,8 +70,17 @@ void save_checkpoint(const std::string& path, const Module& model, const Optimiz
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
+  return parse_checkpoint(read_file(path, "read_checkpoint"), path);
+}
+
+Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path) {
   const char* op = "read_checkpoint";
-  const SafetensorsFile file = load_safetensors(path);
+  SafetensorsFile file;
+  try {
+    file = parse_safetensors(bytes);
+  } catch (const Error& e) {  // the message names the file: "<path>": load_safetensors: ...
+    throw Error("\"" + path + "\": " + e.what());
+  }
   Checkpoint c;
   c.path = path;
   auto meta = [&](const std::string& key) -> const std::string& {

@@ -44,6 +44,8 @@ struct Checkpoint {
 void save_checkpoint(const std::string& path, const Module& model, const Optimizer& optimizer,
                      const Generator& generator, const CheckpointExtras& extras = {});
 Checkpoint read_checkpoint(const std::string& path);
+// The same from the file's bytes; `path` names it in errors.
+Checkpoint parse_checkpoint(const std::string& bytes, const std::string& path);
 // Checks the checkpoint against model and optimizer (every key, shape and dtype), then puts
 // the parameters, the optimizer's state, step count and learning rate, and the generator in
 // place. Throws before changing anything when something does not fit.

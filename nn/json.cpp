@@ -130,6 +130,16 @@ class JsonParser {
       const char c = s_[pos_++];
       if (c == '"') return out;
       if (static_cast<unsigned char>(c) < 0x20) fail("no control characters in a string");
+      if (static_cast<unsigned char>(c) >= 0x80) {  // a character of several bytes: whole, valid
+        const size_t n = utf8_char(s_, pos_ - 1);
+        if (n == 0) {
+          --pos_;
+          fail("valid UTF-8 in a string");
+        }
+        out.append(s_, pos_ - 1, n);
+        pos_ += n - 1;
+        continue;
+      }
       if (c != '\\') {
         out.push_back(c);
         continue;
@@ -215,11 +225,15 @@ const Json* json_member(const Json& object, const std::string& key) {
 }
 
 int64_t json_index(const Json& v, const char* op, const std::string& what) {
-  check(v.kind == Json::Kind::number && !v.text.empty() && v.text.size() <= 18 &&
-            std::all_of(v.text.begin(), v.text.end(), [](char c) { return c >= '0' && c <= '9'; }),
-        op, "a non-negative integer below 10^18 for ", what, ", got ",
+  const bool digits =
+      v.kind == Json::Kind::number && !v.text.empty() && v.text.size() <= 19 &&
+      std::all_of(v.text.begin(), v.text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  // Up to 19 digits, then compared with INT64_MAX as unsigned: no conversion that can overflow.
+  const unsigned long long n = digits ? std::strtoull(v.text.c_str(), nullptr, 10) : 0;
+  check(digits && n <= static_cast<unsigned long long>(INT64_MAX), op,
+        "a non-negative integer up to 2^63 - 1 for ", what, ", got ",
         v.kind == Json::Kind::number ? v.text : "a non-number");
-  return std::stoll(v.text);
+  return static_cast<int64_t>(n);
 }
 
 double json_number(const Json& v, const char* op, const std::string& what, double min,

@@ -30,7 +30,8 @@ Json parse_json(const std::string& text, const char* op);
 
 // The value of `key` in an object, or null when the object has no such key.
 const Json* json_member(const Json& object, const std::string& key);
-// A JSON number that must be a non-negative integer that fits in int64.
+// A JSON number that must be a whole number in [0, 2^63 - 1], written without a point or an
+// exponent.
 int64_t json_index(const Json& v, const char* op, const std::string& what);
 // A JSON number in [min, max] (finite: "1e999" is refused, not read as infinity).
 double json_number(const Json& v, const char* op, const std::string& what, double min,

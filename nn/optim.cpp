@@ -70,8 +70,18 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, Tensor>>& st
     auto& list = loaded[kind];
     if (list.empty()) list.resize(params_.size());
     check(!list[i].defined(), "Optimizer::load_state", "each key once, got \"", key, "\" twice");
+    for (const float x : t.to_vector<float>())
+      check(std::isfinite(x) && (x >= 0 || !nonnegative(kind)), "Optimizer::load_state", "\"", key,
+            "\" of finite values", nonnegative(kind) ? " >= 0" : "", ", got ", x);
     list[i] = raw::clone(t);
   }
+  // Every kind of buffer covers the same parameters: Adam's two moments come as a pair.
+  for (const auto& [kind, list] : loaded)
+    for (const auto& [other, other_list] : loaded)
+      for (size_t i = 0; i < params_.size(); ++i)
+        check(list[i].defined() == other_list[i].defined(), "Optimizer::load_state", "\"", kind,
+              ".", i, "\" and \"", other, ".", i, "\" together, got ",
+              list[i].defined() ? kind : other, ".", i, " alone");
   buffers_ = std::move(loaded);
   steps_ = steps;
 }

@@ -33,6 +33,9 @@ class Optimizer {
   // its step count, for checkpoints; load_state puts them back (shapes must match).
   virtual std::vector<std::pair<std::string, Tensor>> state() const = 0;
   virtual std::vector<std::string> state_kinds() const = 0;  // the buffer names state() uses
+  // Whether a kind of buffer can only hold values >= 0 (Adam's second moment): load_state
+  // refuses a negative one, which would make sqrt(v) NaN on the next step.
+  virtual bool nonnegative(const std::string&) const { return false; }
   void load_state(const std::vector<std::pair<std::string, Tensor>>& state, int64_t steps);
 
  protected:
@@ -65,6 +68,7 @@ class Adam : public Optimizer {
   void step() override;
   std::string name() const override { return decoupled_weight_decay ? "AdamW" : "Adam"; }
   std::vector<std::string> state_kinds() const override { return {"exp_avg", "exp_avg_sq"}; }
+  bool nonnegative(const std::string& kind) const override { return kind == "exp_avg_sq"; }
   std::vector<std::pair<std::string, Tensor>> state() const override { return named_buffers(); }
   double beta1, beta2, eps, weight_decay;
   bool decoupled_weight_decay;  // true: AdamW

@@ -231,10 +231,10 @@ std::vector<std::pair<Tensor, Tensor>> match_state_dict(const Module& module,
                 (unexpected.empty() ? "" : "unexpected key(s) " + unexpected));
   for (const auto& [name, p] : module.named_parameters()) {
     const Tensor& t = given.at(name);
-    check(t.dtype() == p.dtype(), op, "\"", name, "\" of dtype ", dtype_name(p.dtype()),
-          ", got dtype mismatch: ", dtype_name(t.dtype()));
-    check(t.shape() == p.shape(), op, "\"", name, "\" of shape ", p.shape(),
-          ", got shape mismatch: ", t.shape());
+    check(t.dtype() == p.dtype(), op, "\"", name, "\" of the module's dtype ",
+          dtype_name(p.dtype()), ", got dtype ", dtype_name(t.dtype()));
+    check(t.shape() == p.shape(), op, "\"", name, "\" of the module's shape ", p.shape(),
+          ", got shape ", t.shape());
     // A NaN or Inf weight makes every later output NaN: better to refuse the file here, naming
     // the key, than to let training report "loss nan" a thousand steps later.
     if (t.dtype() != Dtype::float32) continue;
@@ -260,7 +260,12 @@ void save(const Module& module, const std::string& path) {
 }
 
 void load(Module& module, const std::string& path) {
-  load_state_dict(module, load_safetensors(path).tensors);
+  const NamedTensors tensors = load_safetensors(path).tensors;  // errors name the file already
+  try {
+    load_state_dict(module, tensors);
+  } catch (const Error& e) {
+    throw Error("\"" + path + "\": " + e.what());
+  }
 }
 
 }  // namespace qkv::nn

@@ -2,6 +2,7 @@
 // with it, and the safetensors reader decodes JSON's \u escapes with it.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,9 @@ namespace qkv::nn {
 // a truncated sequence, an overlong form, a surrogate, a value past U+10FFFF) is a qkv::Error
 // naming its offset.
 std::vector<char32_t> decode_utf8(const std::string& text);
+// The length (1 to 4) of the valid UTF-8 character that starts at text[i], its code point in
+// *code_point (when not null); 0 where the bytes there are not one.
+size_t utf8_char(const std::string& text, size_t i, char32_t* code_point = nullptr);
 std::string encode_utf8(const std::vector<char32_t>& code_points);
 
 }  // namespace qkv::nn

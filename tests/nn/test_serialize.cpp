@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/stat.h>  // mkfifo
+#endif
 
 #include "nn/all.h"
 #include "nn/json.h"
@@ -150,7 +153,18 @@ TEST(Safetensors, EveryKindOfBadFileIsANamedError) {
     EXPECT_TRUE(testing::throws_error([&] { parse_safetensors(c.bytes); }, {c.needle})) << c.what;
   TempDir dir;
   EXPECT_TRUE(testing::throws_error([&] { load_safetensors(dir.file("nope.safetensors")); },
-                                    {"could not open"}));
+                                    {"nope.safetensors", "no such file"}));
+  // A folder, and a file larger than the reader takes, are named as such.
+  EXPECT_TRUE(testing::throws_error([&] { load_safetensors(dir.path()); }, {"a folder"}));
+  write_raw(dir.file("big.bin"), std::string(100, 'x'));
+  EXPECT_TRUE(testing::throws_error([&] { read_file(dir.file("big.bin"), "test", 99); },
+                                    {"test", "at most 99 bytes", "big.bin", "of 100 bytes"}));
+  EXPECT_EQ(read_file(dir.file("big.bin"), "test", 100).size(), 100u);
+#if defined(__unix__) || defined(__APPLE__)
+  // A FIFO would block a reader forever, waiting for a writer: it is named and refused.
+  ASSERT_EQ(mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  EXPECT_TRUE(testing::throws_error([&] { load_safetensors(dir.file("fifo")); }, {"a FIFO"}));
+#endif
 }
 
 // Every truncation and thousands of random byte changes of a valid file either load or throw a
@@ -222,14 +236,14 @@ TEST(StateDict, MismatchesAreNamedAndLeaveTheModuleUnchanged) {
       {"unexpected key(s) \"3.bias\""}));
   EXPECT_TRUE(testing::throws_error(
       [&] { load_state_dict(*m, broken([](NamedTensors& t) { t[1].second = zeros({5}); })); },
-      {"shape mismatch: (5,)"}));
+      {"got shape (5,)"}));
   EXPECT_TRUE(testing::throws_error(
       [&] {
         load_state_dict(*m, broken([](NamedTensors& t) {
           t[1].second = from_vector(std::vector<int64_t>{1, 2, 3, 4}, {4});
         }));
       },
-      {"dtype mismatch"}));
+      {"got dtype torch.int64"}));
   EXPECT_TRUE(testing::tensor_equal(m->named_parameters()[0].second, before));
 }
 
@@ -490,6 +504,35 @@ TEST(Checkpoint, ABadFileIsRefusedBeforeAnythingChanges) {
         [&] { load_checkpoint(dir.file("nan"), *target.model, *target.optimizer, target.gen); },
         {"finite values", "NaN", prefix}));
     EXPECT_EQ(run_state(*target.model, *target.optimizer, target.gen), before) << prefix;
+  }
+  // A negative second moment (sqrt of it is NaN on the next step), and a first moment without
+  // its second.
+  {
+    NamedTensors negative = tensors;
+    for (auto& [name, t] : negative)
+      if (name.rfind("optim.exp_avg_sq.", 0) == 0) {
+        t = raw::clone(t);
+        t.data_ptr<float>()[0] = -1.0f;
+        break;
+      }
+    save_safetensors(dir.file("negative"), negative, good);
+    EXPECT_TRUE(testing::throws_error(
+        [&] { load_checkpoint(dir.file("negative"), *target.model, *target.optimizer, target.gen); },
+        {"exp_avg_sq", ">= 0", "got -1"}));
+    NamedTensors unpaired;
+    bool dropped = false;
+    for (const auto& [name, t] : tensors) {
+      if (!dropped && name.rfind("optim.exp_avg.", 0) == 0) {
+        dropped = true;
+        continue;
+      }
+      unpaired.emplace_back(name, t);
+    }
+    save_safetensors(dir.file("unpaired"), unpaired, good);
+    EXPECT_TRUE(testing::throws_error(
+        [&] { load_checkpoint(dir.file("unpaired"), *target.model, *target.optimizer, target.gen); },
+        {"together", "alone"}));
+    EXPECT_EQ(run_state(*target.model, *target.optimizer, target.gen), before);
   }
   // The good file loads (so the cases above failed for their one fault).
   save_safetensors(dir.file("good"), tensors, good);
