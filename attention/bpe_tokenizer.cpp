@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <queue>
 
 #include "nn/bytes.h"
 #include "nn/json.h"
@@ -94,10 +95,6 @@ std::vector<uint8_t> bytes_in_gpt2_order() {
   return order;
 }
 
-std::string merge_key(const std::string& a, const std::string& b) {
-  return a + " " + b;  // symbols never hold a space: the space byte is "Ġ"
-}
-
 }  // namespace
 
 std::vector<std::string> gpt2_pretokenize(const std::string& text) {
@@ -135,10 +132,15 @@ std::vector<std::string> byte_symbols(const std::string& piece) {
 BpeTokenizer::BpeTokenizer(const std::unordered_map<std::string, int64_t>& vocabulary,
                            MergeList merges)
     : merges_(std::move(merges)) {
+  // Ids count the entries: 0 to n - 1 for n entries (an id beyond that would make the table of
+  // symbols as long as the id says, not as the file is).
+  const auto n = static_cast<int64_t>(vocabulary.size());
+  check(n < (int64_t{1} << 32), "BpeTokenizer", "fewer than 2^32 entries, got ", n);
   int64_t max_id = -1;
   for (const auto& [symbol, id] : vocabulary) {
-    check(id >= 0 && !symbol.empty(), "BpeTokenizer", "non-empty symbols with ids >= 0, got '",
-          symbol, "' -> ", id);
+    check(id >= 0 && id < n && !symbol.empty(), "BpeTokenizer",
+          "non-empty symbols with ids in [0, ", n, ") for ", n, " entries, got '", symbol, "' -> ",
+          id);
     max_id = std::max(max_id, id);
   }
   symbols_.assign(static_cast<size_t>(max_id + 1), "");
@@ -157,8 +159,11 @@ BpeTokenizer::BpeTokenizer(const std::unordered_map<std::string, int64_t>& vocab
     check(ids_.count(a) && ids_.count(b) && ids_.count(a + b), "BpeTokenizer", "merge ", r + 1,
           " ('", a, "' '", b, "'): both halves and their join '", a + b,
           "' in the vocabulary, got one missing");
-    rank_.emplace(merge_key(a, b), static_cast<int64_t>(r));  // a repeated merge keeps its first
+    // A repeated merge keeps its first rank.
+    merge_rank_.emplace(pair_key(ids_.at(a), ids_.at(b)),
+                        std::pair<int64_t, int64_t>{static_cast<int64_t>(r), ids_.at(a + b)});
   }
+  for (int b = 0; b < 256; ++b) byte_ids_[static_cast<size_t>(b)] = ids_.at(byte_symbol(static_cast<uint8_t>(b)));
 }
 
 BpeTokenizer BpeTokenizer::from_folder(const std::string& dir) {
@@ -177,14 +182,22 @@ BpeTokenizer BpeTokenizer::from_folder(const std::string& dir) {
 
 BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json,
                                       const std::string& merges_txt) {
-  const std::string op = "BpeTokenizer: " + vocab_json;
-  const nn::Json doc = nn::parse_json(nn::read_file(vocab_json, op.c_str()), op.c_str());
+  const std::string vocab = nn::read_file(vocab_json, ("BpeTokenizer: " + vocab_json).c_str());
+  return from_texts(vocab, nn::read_file(merges_txt, ("BpeTokenizer: " + merges_txt).c_str()),
+                    vocab_json, merges_txt);
+}
+
+BpeTokenizer BpeTokenizer::from_texts(const std::string& vocab_text, const std::string& merges_text,
+                                      const std::string& vocab_name,
+                                      const std::string& merges_name) {
+  const std::string op = "BpeTokenizer: " + vocab_name;
+  const nn::Json doc = nn::parse_json(vocab_text, op.c_str());
   check(doc.kind == nn::Json::Kind::object, op, "a JSON object of symbol -> id");
   std::unordered_map<std::string, int64_t> vocabulary;
   for (const nn::JsonMember& m : doc.members)
     vocabulary[m.key] = nn::json_index(m.value, op.c_str(), "the id of '" + m.key + "'");
   MergeList merges;
-  const std::string text = nn::read_file(merges_txt, merges_txt.c_str());
+  const std::string& text = merges_text;
   size_t line_no = 0;
   for (size_t start = 0; start < text.size();) {
     size_t end = text.find('\n', start);
@@ -197,41 +210,69 @@ BpeTokenizer BpeTokenizer::from_files(const std::string& vocab_json,
     const size_t space = line.find(' ');
     check(space != std::string::npos && space > 0 && space + 1 < line.size() &&
               line.find(' ', space + 1) == std::string::npos,
-          "BpeTokenizer: " + merges_txt, "line ", line_no, ": two symbols and one space, got '",
+          "BpeTokenizer: " + merges_name, "line ", line_no, ": two symbols and one space, got '",
           line, "'");
     merges.emplace_back(line.substr(0, space), line.substr(space + 1));
   }
   try {
     return BpeTokenizer(vocabulary, std::move(merges));
   } catch (const Error& e) {
-    throw Error(std::string(e.what()) + " (files " + vocab_json + ", " + merges_txt + ")");
+    throw Error(std::string(e.what()) + " (files " + vocab_name + ", " + merges_name + ")");
   }
 }
 
 // One piece: its bytes as symbols, then the best-ranked adjacent pair joined everywhere, until
-// no adjacent pair is a merge.
-std::vector<std::string> BpeTokenizer::bpe(const std::string& piece) const {
-  std::vector<std::string> word = byte_symbols(piece);
-  while (word.size() > 1) {
-    int64_t best = -1;
-    for (size_t i = 0; i + 1 < word.size(); ++i) {
-      const auto it = rank_.find(merge_key(word[i], word[i + 1]));
-      if (it != rank_.end() && (best < 0 || it->second < best)) best = it->second;
-    }
-    if (best < 0) break;
-    const auto& [a, b] = merges_[static_cast<size_t>(best)];
-    std::vector<std::string> joined;
-    for (size_t i = 0; i < word.size(); ++i) {
-      if (i + 1 < word.size() && word[i] == a && word[i + 1] == b) {
-        joined.push_back(a + b);
-        ++i;
-      } else {
-        joined.push_back(word[i]);
-      }
-    }
-    word = std::move(joined);
+// no adjacent pair is a merge. Written as GPT-2's encoder writes it, this rescans the whole piece
+// for each merge: quadratic in its length, and a piece can be a megabyte of letters. Here the
+// symbols are a linked list and the candidate pairs wait in a priority queue by (rank,
+// position): the lowest rank first, and of equal ranks the leftmost, which joins every
+// occurrence of a pair left to right as GPT-2 does. A candidate whose symbols have changed since
+// it was queued is stale and skipped. O(n log n) for n bytes.
+std::vector<int64_t> BpeTokenizer::bpe(const std::string& piece) const {
+  struct Symbol {
+    int64_t id;
+    int64_t prev, next;  // neighbours in the list, -1 at the ends
+  };
+  std::vector<Symbol> word;
+  for (const char c : piece) {
+    const auto n = static_cast<int64_t>(word.size());
+    word.push_back({byte_ids_[static_cast<uint8_t>(c)], n - 1, -1});
+    if (n > 0) word[static_cast<size_t>(n - 1)].next = n;
   }
-  return word;
+  struct Candidate {
+    int64_t rank, left, left_id, right_id;
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : left > o.left;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> queue;
+  auto consider = [&](int64_t left) {  // the pair that starts at `left`, if it is a merge
+    const int64_t right = word[static_cast<size_t>(left)].next;
+    if (right < 0) return;
+    const int64_t a = word[static_cast<size_t>(left)].id, b = word[static_cast<size_t>(right)].id;
+    const auto it = merge_rank_.find(pair_key(a, b));
+    if (it != merge_rank_.end()) queue.push({it->second.first, left, a, b});
+  };
+  for (int64_t i = 0; i + 1 < static_cast<int64_t>(word.size()); ++i) consider(i);
+  while (!queue.empty()) {
+    const Candidate c = queue.top();
+    queue.pop();
+    Symbol& left = word[static_cast<size_t>(c.left)];
+    if (left.id != c.left_id || left.next < 0) continue;  // stale: the left symbol changed
+    Symbol& right = word[static_cast<size_t>(left.next)];
+    if (right.id != c.right_id) continue;  // stale: the right symbol changed
+    // Join: the left symbol becomes the merge, the right one leaves the list.
+    left.id = merge_rank_.at(pair_key(c.left_id, c.right_id)).second;
+    right.id = -1;
+    left.next = right.next;
+    if (right.next >= 0) word[static_cast<size_t>(right.next)].prev = c.left;
+    if (left.prev >= 0) consider(left.prev);
+    consider(c.left);
+  }
+  std::vector<int64_t> ids;
+  for (int64_t i = word.empty() ? -1 : 0; i >= 0; i = word[static_cast<size_t>(i)].next)
+    ids.push_back(word[static_cast<size_t>(i)].id);
+  return ids;
 }
 
 std::vector<int64_t> BpeTokenizer::encode(const std::string& text) const {
@@ -243,7 +284,7 @@ std::vector<int64_t> BpeTokenizer::encode(const std::string& text) const {
   }
   std::vector<int64_t> ids;
   for (const std::string& piece : pieces)
-    for (const std::string& symbol : bpe(piece)) ids.push_back(ids_.at(symbol));
+    for (const int64_t id : bpe(piece)) ids.push_back(id);
   return ids;
 }
 

@@ -17,6 +17,7 @@
 // encoder.py does; the id of the real marker is a vocabulary entry like any other.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -40,12 +41,16 @@ using MergeList = std::vector<std::pair<std::string, std::string>>;  // in rank 
 class BpeTokenizer {
  public:
   // vocabulary: symbol -> id, as in vocab.json / encoder.json. Every byte's symbol must be in
-  // it, and so must every merge's two halves and their join; ids unique and >= 0.
+  // it, and so must every merge's two halves and their join; ids unique, 0 to n - 1 for n
+  // entries (and below 2^32).
   BpeTokenizer(const std::unordered_map<std::string, int64_t>& vocabulary, MergeList merges);
   // The files of a folder: vocab.json + merges.txt (Hugging Face's names) or encoder.json +
   // vocab.bpe (OpenAI's). A missing file or a bad line is a qkv::Error naming the file.
   static BpeTokenizer from_folder(const std::string& dir);
   static BpeTokenizer from_files(const std::string& vocab_json, const std::string& merges_txt);
+  // The same from the two files' texts; the names are for the errors.
+  static BpeTokenizer from_texts(const std::string& vocab_text, const std::string& merges_text,
+                                 const std::string& vocab_name, const std::string& merges_name);
   // Learns n_merges merges from text, as GPT-2's were learned from WebText: start from the 256
   // byte symbols, split the text into pieces as encode does, then again and again join the
   // adjacent pair that occurs most often (ties: the smaller pair in byte order). Ids: the
@@ -58,16 +63,21 @@ class BpeTokenizer {
   std::string decode(const std::vector<int64_t>& ids) const;  // bytes; may end mid-character
   const std::string& symbol(int64_t id) const;  // the vocabulary's spelling: "It", "âĢ", "Ġis"
   int64_t id(const std::string& symbol) const;  // -1 if the vocabulary has no such symbol
-  int64_t vocab_size() const { return static_cast<int64_t>(symbols_.size()); }  // max id + 1
+  int64_t vocab_size() const { return static_cast<int64_t>(symbols_.size()); }  // entries
   const MergeList& merges() const { return merges_; }
 
  private:
-  std::vector<std::string> bpe(const std::string& piece) const;  // one piece's symbols
+  std::vector<int64_t> bpe(const std::string& piece) const;  // one piece's ids
+  static uint64_t pair_key(int64_t a, int64_t b) {
+    return (static_cast<uint64_t>(a) << 32) | static_cast<uint64_t>(b);
+  }
 
-  std::vector<std::string> symbols_;  // by id ("" for an id the vocabulary skips)
+  std::vector<std::string> symbols_;  // by id, 0 to n - 1
   std::unordered_map<std::string, int64_t> ids_;
   MergeList merges_;
-  std::unordered_map<std::string, int64_t> rank_;  // "a b" -> the merge's line
+  // (id of a, id of b) -> (the merge's rank, its line; the id of a + b)
+  std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> merge_rank_;
+  std::array<int64_t, 256> byte_ids_{};  // each byte's symbol's id
 };
 
 }  // namespace qkv::attention

@@ -115,37 +115,58 @@ Tensor GPT::forward(const Tensor& idx, std::vector<KVCache>* caches) {
 
 namespace {
 
-// One draw from softmax(logits / temperature) restricted to the top_k largest logits; at
-// temperature 0, the largest logit (argmax).
-int64_t sample_next(std::vector<float> logits, double temperature, int64_t top_k, Generator& gen) {
+}  // namespace
+
+int64_t sample_token(std::vector<float> logits, const SampleOptions& options, Generator& gen) {
   const int64_t V = static_cast<int64_t>(logits.size());
-  if (temperature == 0) return std::max_element(logits.begin(), logits.end()) - logits.begin();
-  for (float& l : logits) l = static_cast<float>(l / temperature);
-  if (top_k > 0 && top_k < V) {  // keep the k largest logits
+  check(V > 0, "sample_token", "at least one logit, got none");
+  int64_t best = 0;  // the first largest logit: the greedy choice
+  for (int64_t i = 0; i < V; ++i) {
+    check(!std::isnan(logits[static_cast<size_t>(i)]), "sample_token",
+          "logits without NaN, got NaN at id ", i, " (a model whose weights hold NaN?)");
+    if (logits[static_cast<size_t>(i)] > logits[static_cast<size_t>(best)]) best = i;
+  }
+  check(logits[static_cast<size_t>(best)] > -INFINITY, "sample_token",
+        "at least one logit above -inf, got all -inf");
+  if (options.temperature == 0) return best;
+  bool overflow = false;
+  for (float& l : logits) {
+    l = static_cast<float>(l / options.temperature);
+    overflow = overflow || l == INFINITY;
+  }
+  // A temperature so small that the largest logit / temperature is beyond float's range: the
+  // distribution has shrunk onto the largest logit, which is what greedy picks.
+  if (overflow) return best;
+  if (options.top_k > 0 && options.top_k < V) {  // keep the k largest logits
     std::vector<float> sorted = logits;
-    std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(),
+    std::nth_element(sorted.begin(), sorted.begin() + (options.top_k - 1), sorted.end(),
                      std::greater<float>());
-    const float kth = sorted[static_cast<size_t>(top_k - 1)];
+    const float kth = sorted[static_cast<size_t>(options.top_k - 1)];
     for (float& l : logits) l = l < kth ? -INFINITY : l;
   }
   const std::vector<float> p = raw::softmax(from_vector(logits, {V}), 0).to_vector<float>();
   const double u = gen.uniform_double();
   double cum = 0;
+  int64_t last = best;  // the last id with any probability
   for (int64_t i = 0; i < V; ++i) {
+    if (p[static_cast<size_t>(i)] > 0) last = i;
     cum += p[static_cast<size_t>(i)];
     if (u < cum) return i;
   }
-  return V - 1;
+  return last;  // rounding left the sum just under u: the last id that could be drawn
 }
-
-}  // namespace
 
 std::vector<int64_t> GPT::generate(std::vector<int64_t> ids, int64_t n,
                                    const SampleOptions& options, Generator& gen) {
-  check(!ids.empty() && n >= 0 && options.temperature >= 0 && options.top_k >= 0, "GPT::generate",
-        "a non-empty prompt, n >= 0, temperature >= 0 and top_k >= 0, got ", ids.size(),
-        " prompt tokens, n = ", n, ", temperature ", options.temperature, ", top_k ",
+  check(!ids.empty() && n >= 0 && n <= (int64_t{1} << 31) && options.temperature >= 0 &&
+            std::isfinite(options.temperature) && options.top_k >= 0,
+        "GPT::generate",
+        "a non-empty prompt, 0 <= n <= 2^31, a finite temperature >= 0 and top_k >= 0, got ",
+        ids.size(), " prompt tokens, n = ", n, ", temperature ", options.temperature, ", top_k ",
         options.top_k);
+  for (const int64_t id : ids)
+    check(id >= 0 && id < config.vocab_size, "GPT::generate", "prompt ids in [0, ",
+          config.vocab_size, "), got ", id);
   NoGradGuard no_grad;
   std::vector<KVCache> caches;
   for (int64_t step = 0; step < n; ++step) {
@@ -159,13 +180,14 @@ std::vector<int64_t> GPT::generate(std::vector<int64_t> ids, int64_t n,
       // One cache per layer, with room for every position this run will append to it: the
       // prompt's T, one per step after this one, at most `block` (kv_cache.h).
       KVCache fresh;
-      fresh.capacity = std::min(config.block, T + n - 1 - step);
+      const int64_t later = n - 1 - step;  // steps after this one (no sum that can overflow)
+      fresh.capacity = later >= config.block ? config.block : std::min(config.block, T + later);
       caches.assign(static_cast<size_t>(config.n_layer), fresh);
       logits = forward(from_vector(std::vector<int64_t>(ids.end() - T, ids.end()), {1, T}),
                        options.use_cache ? &caches : nullptr);
     }
     const Tensor last = raw::select(raw::select(logits, 0, 0), 0, logits.size(1) - 1);
-    ids.push_back(sample_next(last.to_vector<float>(), options.temperature, options.top_k, gen));
+    ids.push_back(sample_token(last.to_vector<float>(), options, gen));
   }
   return ids;
 }
@@ -186,23 +208,23 @@ std::string gpt_config_json(const GPTConfig& c) {
 }
 
 GPTConfig gpt_config_from_json(const std::string& text, const std::string& where) {
-  const std::string op = "GPTConfig: " + where;
+  const std::string op = "GPTConfig: \"" + where + "\"";
   const nn::Json doc = nn::parse_json(text, op.c_str());
-  check(doc.kind == nn::Json::Kind::object, op, ": a JSON object");
+  check(doc.kind == nn::Json::Kind::object, op, "a JSON object");
   auto field = [&](const std::string& key) -> const nn::Json& {
     const nn::Json* v = nn::json_member(doc, key);
-    check(v != nullptr, op, ": a field \"", key, "\", got none");
+    check(v != nullptr, op, "a field \"", key, "\", got none");
     return *v;
   };
   // Sizes up to 2^31: far past any model this trains, and every product of two stays in int64.
   auto size = [&](const std::string& key) {
     const int64_t n = nn::json_index(field(key), op.c_str(), "\"" + key + "\"");
-    check(n >= 1 && n <= (int64_t{1} << 31), op, ": \"", key, "\" in [1, 2^31], got ", n);
+    check(n >= 1 && n <= (int64_t{1} << 31), op, "\"", key, "\" in [1, 2^31], got ", n);
     return n;
   };
   auto boolean = [&](const std::string& key) {
     const nn::Json& v = field(key);
-    check(v.kind == nn::Json::Kind::boolean, op, ": \"", key, "\" true or false");
+    check(v.kind == nn::Json::Kind::boolean, op, "\"", key, "\" true or false");
     return v.boolean;
   };
   GPTConfig c{.vocab_size = size("vocab_size"),
@@ -214,15 +236,15 @@ GPTConfig gpt_config_from_json(const std::string& text, const std::string& where
               .rope = boolean("rope")};
   const nn::Json& gelu = field("gelu");
   check(gelu.kind == nn::Json::Kind::string && (gelu.text == "none" || gelu.text == "tanh"), op,
-        ": \"gelu\" \"none\" or \"tanh\", got ", gelu.kind == nn::Json::Kind::string ? gelu.text
+        "\"gelu\" \"none\" or \"tanh\", got ", gelu.kind == nn::Json::Kind::string ? gelu.text
                                                                                    : "a non-string");
   c.gelu = gelu.text == "tanh" ? GeluApproximation::tanh : GeluApproximation::none;
   c.layer_norm_eps = nn::json_number(field("layer_norm_eps"), op.c_str(), "\"layer_norm_eps\"",
                                      1e-30, 1);
   c.tie_head = boolean("tie_head");
-  check(c.n_embd % c.n_head == 0, op, ": n_embd (", c.n_embd, ") divisible by n_head (", c.n_head,
+  check(c.n_embd % c.n_head == 0, op, "n_embd (", c.n_embd, ") divisible by n_head (", c.n_head,
         ")");
-  check(!c.rope || (c.n_embd / c.n_head) % 2 == 0, op, ": an even head size for rope, got ",
+  check(!c.rope || (c.n_embd / c.n_head) % 2 == 0, op, "an even head size for rope, got ",
         c.n_embd / c.n_head);
   return c;
 }

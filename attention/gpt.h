@@ -80,6 +80,12 @@ struct SampleOptions {
   bool use_cache = true;     // decode with a KV cache per layer (same tokens, less work)
 };
 
+// One token drawn from softmax(logits / temperature), restricted to the top_k largest logits,
+// with one uniform draw from gen; at temperature 0, and at a temperature so small that the
+// largest logit / temperature leaves float's range, the first largest logit (greedy). NaN
+// logits, or all of them -inf, are a qkv::Error: there is nothing to draw from.
+int64_t sample_token(std::vector<float> logits, const SampleOptions& options, Generator& gen);
+
 class GPT : public nn::Module {
  public:
   explicit GPT(const GPTConfig& config);

@@ -20,7 +20,8 @@ int64_t positive_field(const nn::Json& doc, const std::string& key, const std::s
   const nn::Json* v = member(doc, key);
   check(v != nullptr, "load_gpt2", file, ": a field \"", key, "\", got none");
   const int64_t n = nn::json_index(*v, ("load_gpt2: " + file).c_str(), "\"" + key + "\"");
-  check(n > 0, "load_gpt2", file, ": \"", key, "\" > 0, got ", n);
+  check(n > 0 && n <= (int64_t{1} << 31), "load_gpt2", file, ": \"", key, "\" in [1, 2^31], got ",
+        n);
   return n;
 }
 
@@ -63,6 +64,12 @@ bool ends_with(const std::string& s, const std::string& tail) {
 std::map<std::string, Tensor> checked_weights(const GPTConfig& config,
                                               const nn::NamedTensors& weights,
                                               const std::string& file) {
+  // Each layer has 12 weights: a config that names more layers than the file has tensors is
+  // refused before the expected names are listed (n_layer 10^17 would list 10^18), so that the
+  // list is never longer than 12 times the file's.
+  check(config.n_layer <= static_cast<int64_t>(weights.size()), "load_gpt2", file,
+        ": weights for the config's n_layer = ", config.n_layer, " (12 each), got ", weights.size(),
+        " tensors in all");
   std::map<std::string, Tensor> by_name;
   for (const auto& [full, t] : weights) {
     const std::string name = full.rfind("transformer.", 0) == 0 ? full.substr(12) : full;

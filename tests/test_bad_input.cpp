@@ -5,6 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <unordered_map>
 
 #include "attention/all.h"
 #include "tests/testing.h"
@@ -241,6 +243,98 @@ std::vector<Case> cases() {
          nn::parse_npy(std::string("\x93NUMPY\x01\x00", 8) + char(h.size()) + '\0' + h);
        },
        {"','"}},
+      // ---- loaders that trust nothing (a file may say anything) -------------------------
+      {"GPT-2 config naming 10^17 layers",  // was: the expected names listed until memory ran out
+       [] {
+         const std::string dir =
+             (std::filesystem::temp_directory_path() / "qkv_gpt2_huge_layers").string();
+         std::filesystem::create_directories(dir);
+         std::ofstream(dir + "/config.json")
+             << R"({"vocab_size": 8, "n_embd": 4, "n_head": 1, "n_layer": 100000000000000000,
+                   "n_positions": 4})";
+         nn::save_safetensors(dir + "/model.safetensors", {{"wte.weight", zeros({8, 4})}});
+         attention::load_gpt2(dir);
+       },
+       {"n_layer", "2^31"}},
+      {"GPT-2 config with more layers than tensors",
+       [] {
+         const attention::GPTConfig c = attention::gpt2_config(
+             {.vocab_size = 8, .n_embd = 4, .n_head = 1, .n_layer = 1000, .n_positions = 4});
+         attention::gpt2_from_weights(c, {{"wte.weight", zeros({8, 4})}}, "model.safetensors");
+       },
+       {"model.safetensors", "n_layer = 1000", "got 1 tensors"}},
+      {"GPT-2 layer_norm_epsilon beyond double",  // was std::out_of_range from stod
+       [] {
+         attention::gpt2_config(R"({"vocab_size": 8, "n_embd": 4, "n_head": 1, "n_layer": 1,
+                                    "n_positions": 4, "layer_norm_epsilon": 1e999})",
+                                "config.json");
+       },
+       {"config.json", "layer_norm_epsilon", "1e999"}},
+      {"GPT-2 layer_norm_epsilon below double",  // 1e-400 reads as 0
+       [] {
+         attention::gpt2_config(R"({"vocab_size": 8, "n_embd": 4, "n_head": 1, "n_layer": 1,
+                                    "n_positions": 4, "layer_norm_epsilon": 1e-400})",
+                                "config.json");
+       },
+       {"config.json", "layer_norm_epsilon", "> 0"}},
+      {"GPT-2 layer_norm_epsilon that is not JSON",  // "1-5" was read as 1.0
+       [] {
+         attention::gpt2_config(R"({"vocab_size": 8, "n_embd": 4, "n_head": 1, "n_layer": 1,
+                                    "n_positions": 4, "layer_norm_epsilon": 1-5})",
+                                "config.json");
+       },
+       {"config.json", "bad JSON"}},
+      {"vocabulary id far beyond its entries",  // was std::length_error (a table of 10^17)
+       [] {
+         std::unordered_map<std::string, int64_t> v;
+         for (int b = 0; b < 256; ++b) v[attention::byte_symbol(static_cast<uint8_t>(b))] = b;
+         v["xyz"] = 100000000000000000;
+         attention::BpeTokenizer(v, {});
+       },
+       {"BpeTokenizer", "ids in [0, 257)", "'xyz' -> 100000000000000000"}},
+      {"vocabulary name that is not UTF-8",
+       [] { nn::parse_json("{\"a\xff\": 1}", "vocab.json"); },
+       {"vocab.json", "valid UTF-8"}},
+      {"safetensors name that is not UTF-8",
+       [] {
+         std::string header = "{\"w\xc3\": {\"dtype\": \"F32\", \"shape\": [], \"data_offsets\": [0, 4]}}";
+         std::string bytes(8, '\0');
+         bytes[0] = static_cast<char>(header.size());
+         nn::parse_safetensors(bytes + header + std::string(4, '\0'));
+       },
+       {"load_safetensors", "valid UTF-8"}},
+      {"a folder given as a file",  // was "a file of 0 bytes (truncated?)"
+       [] { nn::load_safetensors(std::filesystem::temp_directory_path().string()); },
+       {"load_safetensors", "a folder"}},
+      // ---- sampling ----------------------------------------------------------------------
+      {"sampling from NaN logits",  // was: the last id, by falling off the end of the loop
+       [] {
+         Generator g(0);
+         attention::sample_token({0.5f, NAN, 1.0f}, {.temperature = 1.0}, g);
+       },
+       {"sample_token", "NaN at id 1"}},
+      {"sampling from logits all -inf",
+       [] {
+         Generator g(0);
+         attention::sample_token({-INFINITY, -INFINITY}, {}, g);
+       },
+       {"sample_token", "all -inf"}},
+      {"generating 2^63 - 1 tokens",  // was: ids.size() + n overflowed
+       [] {
+         manual_seed(0);
+         attention::GPT m({.vocab_size = 5, .n_embd = 4, .n_head = 1, .n_layer = 1, .block = 4});
+         Generator g(0);
+         m.generate({1}, INT64_MAX, {}, g);
+       },
+       {"GPT::generate", "2^31", "9223372036854775807"}},
+      {"generating from a prompt id outside the vocabulary",
+       [] {
+         manual_seed(0);
+         attention::GPT m({.vocab_size = 5, .n_embd = 4, .n_head = 1, .n_layer = 1, .block = 4});
+         Generator g(0);
+         m.generate({7}, 2, {}, g);
+       },
+       {"GPT::generate", "[0, 5)", "got 7"}},
       {"load NaN weights into a module",
        [] {
          nn::Linear m(2, 1);
@@ -252,6 +346,22 @@ std::vector<Case> cases() {
        },
        {"NaN"}},
   };
+}
+
+// A temperature so small that logits / temperature leave float's range picks what greedy picks
+// (it drew the last id before: every weight NaN, the loop ran off its end).
+TEST(BadInput, ATinyTemperatureSamplesGreedily) {
+  const std::vector<float> logits = {0.1f, 2.5f, -1.0f, 2.5f, 0.3f};
+  for (const double t : {1e-300, 1e-40, 1e-39}) {
+    Generator g(7);
+    EXPECT_EQ(attention::sample_token(logits, {.temperature = t}, g), 1) << t;  // first largest
+  }
+  Generator g(7);
+  EXPECT_EQ(attention::sample_token(logits, {.temperature = 0}, g), 1);
+  // And a normal temperature still draws: over many draws, more than one id comes out.
+  std::set<int64_t> seen;
+  for (int i = 0; i < 50; ++i) seen.insert(attention::sample_token(logits, {.temperature = 1}, g));
+  EXPECT_GT(seen.size(), 1u);
 }
 
 TEST(BadInput, EveryCaseIsANamedErrorNotACrash) {
