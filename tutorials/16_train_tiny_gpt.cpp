@@ -122,17 +122,13 @@ void require(bool ok, const Parts&... parts) {
 
 // ---- data -----------------------------------------------------------------------------------
 
+// The training text: a regular file of at most 256 MiB (each character becomes an 8-byte id,
+// and a character model learns nothing more from a gigabyte than from this).
 std::string read_text(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  require(std::filesystem::exists(status), "--data \"", path, "\" does not exist");
-  require(!std::filesystem::is_directory(status), "--data \"", path, "\" is a folder");
-  std::ifstream in(path, std::ios::binary);
-  require(static_cast<bool>(in), "--data \"", path, "\" cannot be read");
-  std::ostringstream os;
-  os << in.rdbuf();
-  require(!os.str().empty(), "--data \"", path, "\" is empty");
-  return os.str();
+  constexpr uint64_t kMaxText = uint64_t{256} << 20;
+  const std::string text = nn::read_file(path, "--data", kMaxText);
+  require(!text.empty(), "--data: a text to train on, got \"", path, "\": an empty file");
+  return text;
 }
 
 // A fingerprint of the training text (64-bit FNV-1a), so that a resumed run can tell whether
@@ -494,7 +490,8 @@ void show_attention(GPT& m, const CharTokenizer& tok, const TextSplit& split, co
                         "leaves 0 above the diagonal."
                       : "No mask: a row may read the keys after its position, the very token "
                         "it is asked to predict among them.",
-                  "_ is a space, / a newline."}};
+                  "_ is a space, / a newline."},
+      .scale_max = 1};
   for (int64_t l = 0; l < m.config.n_layer; ++l) {
     grid.row_titles.push_back("layer " + std::to_string(l));
     grid.maps.emplace_back();

@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
           .column_labels = labels,
           .caption = {"Row t: how query position t spreads its attention over key positions "
                       "0..t (each row sums to 1; above the diagonal the mask leaves 0).",
-                      "_ is a space, / a newline."}};
+                      "_ is a space, / a newline."},
+          .scale_max = 1};
       std::vector<Tensor> maps;
       for (int64_t layer = 0; layer < config.n_layer; ++layer) {
         grid.maps.emplace_back();

@@ -236,7 +236,8 @@ int main(int argc, char** argv) {
              .column_axis = "encoder position (the input digits)",
              .caption = {"Row t predicts output digit t, which is input digit L-1-t: "
                          "a trained model reads the anti-diagonal."},
-             .max_width = 900}));
+             .max_width = 900,
+             .scale_max = 1}));
     std::cout << "wrote " << path << "\n";
     lesson::expect_learned(
         full, best_diagonal >= 0.85,

@@ -182,7 +182,8 @@ int main(int argc, char** argv) {
                    .column_labels = labels,
                    .caption = {"Differential attention subtracts a second map (A2, scaled by "
                                "lambda) from the first; a weight below 0 would show red."},
-                   .max_width = 1000}));
+                   .max_width = 1000,
+                   .scale_max = 1}));
     std::cout << "plain attention, head 0:\n" << lesson::terminal_heatmap(plain_map, labels);
     std::cout << "differential, head 0 (negative entries blank):\n"
               << lesson::terminal_heatmap(d_map, labels) << "wrote " << path << "\n";

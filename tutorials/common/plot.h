@@ -169,39 +169,55 @@ struct HeatmapGrid {
   std::string row_axis = "query position", column_axis = "key position";
   std::string value_name = "attention weight";
   std::vector<std::string> caption = {};
-  double max_width = 1600;  // px: the cell size shrinks to keep the figure within it
+  double max_width = 1600;  // px: cells shrink, then panels wrap, to keep the figure within it
+  double scale_max = 0;     // the colour scale's top; 0: the largest magnitude of any panel
 };
 
 inline std::string svg_heatmap_grid(const HeatmapGrid& g) {
   const size_t grid_rows = g.maps.size(), grid_cols = grid_rows ? g.maps[0].size() : 0;
-  const int64_t R = grid_rows && grid_cols ? g.maps[0][0].size(0) : 0;
-  const int64_t K = grid_rows && grid_cols ? g.maps[0][0].size(1) : 0;
-  // One scale for every panel: its largest magnitude.
-  double top = 1e-9;
+  const size_t panels = grid_rows * grid_cols;
+  const int64_t R = panels ? g.maps[0][0].size(0) : 0, K = panels ? g.maps[0][0].size(1) : 0;
+  // One scale for every panel: 0 to scale_max, or to the largest magnitude of any panel.
+  double top = g.scale_max > 0 ? g.scale_max : 1e-9;
   bool negative = false;
   for (const auto& row : g.maps)
     for (const qkv::Tensor& m : row)
       for (const float v : qkv::raw::contiguous(m).to_vector<float>()) {
-        top = std::max(top, std::fabs(static_cast<double>(v)));
+        if (g.scale_max <= 0) top = std::max(top, std::fabs(static_cast<double>(v)));
         negative = negative || v < 0;
       }
-  const double left = 70, label = 14, gap = 22, scale_w = 120, head = 64;  // margins, px
+  // Margins (px): the axis name and row titles at the left, each panel's row labels, the gap
+  // between panels, the colour scale at the right, the title and axis line at the top.
+  const double left = 96, label = 14, gap = 22, scale_w = 120, head = 64, min_cell = 4;
+  // Panels per line: the grid's columns if they fit at the smallest cell, else as many as fit
+  // (the grid then wraps, and each panel is titled with its row and column).
+  const double room = g.max_width - left - scale_w;
+  const size_t fit = static_cast<size_t>(std::max(
+      1.0, std::floor(room / (label + gap + min_cell * static_cast<double>(std::max<int64_t>(K, 1))))));
+  const bool wrap = grid_cols > fit;
+  const size_t per_line = wrap ? fit : std::max<size_t>(grid_cols, 1);
+  const size_t lines = wrap ? (panels + per_line - 1) / per_line : grid_rows;
   const double cell = std::clamp(
-      (g.max_width - left - scale_w - static_cast<double>(grid_cols) * (label + gap)) /
-          static_cast<double>(std::max<size_t>(1, grid_cols) * std::max<int64_t>(1, K)),
-      4.0, 18.0);
+      (room - static_cast<double>(per_line) * (label + gap)) /
+          static_cast<double>(per_line * static_cast<size_t>(std::max<int64_t>(1, K))),
+      min_cell, 18.0);
   const double pw = cell * static_cast<double>(K), ph = cell * static_cast<double>(R);
-  // Wide enough for the title and the axis line too (about 8 px a character at 15 px, 7 at
-  // 12 px), within max_width; the caption wraps to the width.
-  const std::string axes = g.column_axis + " (columns) \u2192   " + g.row_axis + " (rows) \u2193";
+  const double line_h = ph + label + 30;
+  // The axes named in words above the panels: a rotated name beside a short grid would not fit.
+  const std::string axes = "rows \u2193 " + g.row_axis + ", columns \u2192 " + g.column_axis;
   const double W = std::max(
-      left + static_cast<double>(grid_cols) * (label + pw + gap) + scale_w,
-      std::min(g.max_width, left + 10 + std::max(8.0 * static_cast<double>(g.title.size()),
-                                                 7.0 * static_cast<double>(axes.size()))));
+      left + static_cast<double>(per_line) * (label + pw + gap) + scale_w,
+      std::min(g.max_width, 20 + std::max(8.0 * static_cast<double>(g.title.size()),
+                                          7.0 * static_cast<double>(axes.size()))));
+  const std::vector<std::string> title = wrapped({g.title}, static_cast<size_t>((W - 20) / 8));
+  const std::vector<std::string> axis_lines = wrapped({axes}, static_cast<size_t>((W - 20) / 7));
+  const double top_h =
+      head + 18.0 * static_cast<double>(title.size() - 1 + axis_lines.size() - 1);
   const std::vector<std::string> caption =
       wrapped(g.caption, static_cast<size_t>((W - left - 10) / 7));
-  const double H = head + static_cast<double>(grid_rows) * (ph + label + 30) + 20 +
-                   18.0 * static_cast<double>(caption.size());
+  const double sh = std::max(ph, 120.0);  // the colour bar's height
+  const double body = std::max(static_cast<double>(lines) * line_h, label + 14 + sh + 10);
+  const double H = top_h + body + 20 + 18.0 * static_cast<double>(caption.size());
   const double font = std::clamp(cell - 3, 6.0, 12.0);
   auto colour = [&](double v) {  // white -> dark blue (positive) or dark red (negative)
     const double a = std::clamp(v / top, -1.0, 1.0);
@@ -212,44 +228,54 @@ inline std::string svg_heatmap_grid(const HeatmapGrid& g) {
   std::ostringstream os;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
      << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
-     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-     << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\">" << xml_escape(g.title)
-     << "</text>\n"
-     << "<text x=\"" << left << "\" y=\"42\">" << xml_escape(axes) << "</text>\n";
-  for (size_t r = 0; r < grid_rows; ++r) {
-    const double oy = head + static_cast<double>(r) * (ph + label + 30) + label + 14;
-    if (r < g.row_titles.size())
-      os << "<text x=\"8\" y=\"" << oy + ph / 2 << "\" font-weight=\"bold\">"
-         << xml_escape(g.row_titles[r]) << "</text>\n";
-    for (size_t c = 0; c < grid_cols; ++c) {
-      const double ox = left + static_cast<double>(c) * (label + pw + gap) + label;
-      if (r == 0 && c < g.column_titles.size())
-        os << "<text x=\"" << ox << "\" y=\"" << head + 6 << "\" font-weight=\"bold\">"
-           << xml_escape(g.column_titles[c]) << "</text>\n";
-      const qkv::Tensor& m = g.maps[r][c];
-      const auto v = qkv::raw::contiguous(m).to_vector<float>();
-      for (int64_t i = 0; i < R; ++i)
-        for (int64_t j = 0; j < K; ++j)
-          os << "<rect x=\"" << ox + cell * static_cast<double>(j) << "\" y=\""
-             << oy + cell * static_cast<double>(i) << "\" width=\"" << cell << "\" height=\""
-             << cell << "\" fill=\"" << colour(v[static_cast<size_t>(i * K + j)]) << "\"/>\n";
-      os << "<rect x=\"" << ox << "\" y=\"" << oy << "\" width=\"" << pw << "\" height=\"" << ph
-         << "\" fill=\"none\" stroke=\"#888\"/>\n";
-      os << "<g font-family=\"monospace\" font-size=\"" << font << "\">\n";
-      for (int64_t i = 0; i < R && i < static_cast<int64_t>(g.row_labels.size()); ++i)
-        os << "<text x=\"" << ox - 3 << "\" y=\"" << oy + cell * (static_cast<double>(i) + 0.75)
-           << "\" text-anchor=\"end\">" << xml_escape(g.row_labels[static_cast<size_t>(i)])
-           << "</text>\n";
-      for (int64_t j = 0; j < K && j < static_cast<int64_t>(g.column_labels.size()); ++j)
-        os << "<text x=\"" << ox + cell * (static_cast<double>(j) + 0.5) << "\" y=\"" << oy - 3
-           << "\" text-anchor=\"middle\">" << xml_escape(g.column_labels[static_cast<size_t>(j)])
-           << "</text>\n";
-      os << "</g>\n";
-    }
+     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  for (size_t i = 0; i < title.size(); ++i)
+    os << "<text x=\"10\" y=\"" << 22 + 18.0 * static_cast<double>(i) << "\" font-size=\"15\">"
+       << xml_escape(title[i]) << "</text>\n";
+  for (size_t i = 0; i < axis_lines.size(); ++i)
+    os << "<text x=\"10\" y=\""
+       << 22 + 18.0 * static_cast<double>(title.size() + i) << "\" fill=\"#444\">"
+       << xml_escape(axis_lines[i]) << "</text>\n";
+  for (size_t p = 0; p < panels; ++p) {
+    const size_t r = p / grid_cols, c = p % grid_cols;
+    const size_t line = wrap ? p / per_line : r, slot = wrap ? p % per_line : c;
+    const double ox = left + static_cast<double>(slot) * (label + pw + gap) + label;
+    const double oy = top_h + static_cast<double>(line) * line_h + label + 14;
+    const std::string row_title = r < g.row_titles.size() ? g.row_titles[r] : "";
+    const std::string col_title = c < g.column_titles.size() ? g.column_titles[c] : "";
+    if (wrap)  // each panel says which it is
+      os << "<text x=\"" << ox << "\" y=\"" << oy - label - 6 << "\" font-weight=\"bold\">"
+         << xml_escape(row_title + (row_title.empty() || col_title.empty() ? "" : ", ") +
+                       col_title)
+         << "</text>\n";
+    else if (line == 0)
+      os << "<text x=\"" << ox << "\" y=\"" << oy - label - 6 << "\" font-weight=\"bold\">"
+         << xml_escape(col_title) << "</text>\n";
+    if (!wrap && slot == 0 && !row_title.empty())
+      os << "<text x=\"10\" y=\"" << oy + ph / 2 << "\" font-weight=\"bold\">"
+         << xml_escape(row_title) << "</text>\n";
+    const auto v = qkv::raw::contiguous(g.maps[r][c]).to_vector<float>();
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < K; ++j)
+        os << "<rect x=\"" << ox + cell * static_cast<double>(j) << "\" y=\""
+           << oy + cell * static_cast<double>(i) << "\" width=\"" << cell << "\" height=\"" << cell
+           << "\" fill=\"" << colour(v[static_cast<size_t>(i * K + j)]) << "\"/>\n";
+    os << "<rect x=\"" << ox << "\" y=\"" << oy << "\" width=\"" << pw << "\" height=\"" << ph
+       << "\" fill=\"none\" stroke=\"#888\"/>\n";
+    os << "<g font-family=\"monospace\" font-size=\"" << font << "\">\n";
+    for (int64_t i = 0; i < R && i < static_cast<int64_t>(g.row_labels.size()); ++i)
+      os << "<text x=\"" << ox - 3 << "\" y=\"" << oy + cell * (static_cast<double>(i) + 0.75)
+         << "\" text-anchor=\"end\">" << xml_escape(g.row_labels[static_cast<size_t>(i)])
+         << "</text>\n";
+    for (int64_t j = 0; j < K && j < static_cast<int64_t>(g.column_labels.size()); ++j)
+      os << "<text x=\"" << ox + cell * (static_cast<double>(j) + 0.5) << "\" y=\"" << oy - 3
+         << "\" text-anchor=\"middle\">" << xml_escape(g.column_labels[static_cast<size_t>(j)])
+         << "</text>\n";
+    os << "</g>\n";
   }
   // The colour scale: a bar from the lowest to the highest value, with five values beside it.
-  const double sx = left + static_cast<double>(grid_cols) * (label + pw + gap) + 10;
-  const double sy = head + label + 14, sh = std::max(ph, 120.0);
+  const double sx = left + static_cast<double>(per_line) * (label + pw + gap) + 10;
+  const double sy = top_h + label + 14;
   const double low = negative ? -top : 0;
   for (int i = 0; i < 50; ++i) {
     const double v = top - (top - low) * (i + 0.5) / 50;
