@@ -1,15 +1,23 @@
-// bench_tokenizer: GPT-2's byte-level BPE tokenizer (attention/bpe_tokenizer.h) on GPT-2's real
-// vocabulary, which is not in the repository: fetch it once with tools/fetch_gpt2_vocab.sh and
-// name its folder in QKV_GPT2_VOCAB (without it, the benchmarks say so and skip).
-//   BM_LoadGpt2Vocabulary   reading encoder.json (50,257 tokens) and vocab.bpe (50,000 merges)
-//                           into a BpeTokenizer: what lesson 25 does before it prints a token.
-//                           Target: at most 0.3 s on 2 cores.
-//   BM_ParseJsonObject/N    the JSON reader on one object of N keys (the shape of a vocabulary),
-//                           N up to 200,000: its time per key stays flat (no quadratic check).
-//   BM_EncodeArticlePrompt  encoding the article's prompt once the tokenizer is loaded.
+// bench_loaders: reading files and text at sizes a hostile or merely large input can have,
+// where a loop that compares every pair would take minutes: each of these is O(n log n) or
+// better, and its time per item should stay flat as n grows.
+//   BM_ParseJsonObject/N      the JSON reader on one object of N keys (a vocabulary's shape), N
+//                             up to 200,000 (duplicate keys found by a hash set)
+//   BM_ParseSafetensors/N     a safetensors file of N one-float tensors, N up to 100,000 (its
+//                             header parsed, the tensors' byte ranges checked by sorting)
+//   BM_EncodeOnePiece/N       BPE encoding of N bytes of letters, one piece for the
+//                             pre-tokenizer, up to 1 MB (merges from a priority queue), with a
+//                             vocabulary of 300 merges learned from a generated text
+// And on GPT-2's real vocabulary, which is not in the repository: fetch it once with
+// tools/fetch_gpt2_vocab.sh and name its folder in QKV_GPT2_VOCAB (without it these say so and
+// skip):
+//   BM_LoadGpt2Vocabulary     reading encoder.json (50,257 tokens) and vocab.bpe (50,000 merges)
+//                             into a BpeTokenizer: what lesson 25 does before it prints a token.
+//                             Target: at most 0.3 s on 2 cores.
+//   BM_EncodeArticlePrompt    the article's prompt, encoded
 //
 //   bash tools/fetch_gpt2_vocab.sh /tmp/gpt2_vocab
-//   QKV_GPT2_VOCAB=/tmp/gpt2_vocab ./build/release/bench/bench_tokenizer
+//   QKV_GPT2_VOCAB=/tmp/gpt2_vocab ./build/release/bench/bench_loaders
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -17,6 +25,7 @@
 
 #include "attention/all.h"
 #include "nn/json.h"
+#include "nn/safetensors.h"
 
 namespace {
 using namespace qkv;
@@ -53,6 +62,47 @@ void BM_ParseJsonObject(benchmark::State& state) {
 BENCHMARK(BM_ParseJsonObject)
     ->Arg(50'000)
     ->Arg(200'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// {"t0": F32 (1,), "t1": ...}: N tensors of one float each, as safetensors bytes.
+void BM_ParseSafetensors(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  nn::NamedTensors tensors;
+  for (int64_t i = 0; i < n; ++i) {
+    std::string name = "t";
+    name += std::to_string(i);
+    tensors.emplace_back(name, zeros({1}));
+  }
+  const std::string bytes = nn::safetensors_bytes(tensors);
+  for (auto _ : state) benchmark::DoNotOptimize(nn::parse_safetensors(bytes));
+  state.counters["tensors_per_s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ParseSafetensors)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// N letters with no space: one piece, whose merges the tokenizer applies in one go.
+void BM_EncodeOnePiece(benchmark::State& state) {
+  static const BpeTokenizer tok = [] {
+    std::string text;
+    const char* words[] = {"the ", "cat ", "sat ", "on ", "a ", "mat ", "and ", "then ", "ran "};
+    for (int i = 0; i < 5000; ++i) text += words[(i * 7 + i / 3) % 9];
+    return BpeTokenizer::train(text, 300);
+  }();
+  const int64_t n = state.range(0);
+  std::string piece;
+  for (int64_t i = 0; i < n; ++i) piece.push_back("thecatsonamdr"[(i * 5 + i / 7) % 13]);
+  for (auto _ : state) benchmark::DoNotOptimize(tok.encode(piece));
+  state.counters["bytes_per_s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_EncodeOnePiece)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

