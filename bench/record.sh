@@ -19,6 +19,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -
 slug=$(echo "$cpu" | tr '[:upper:]' '[:lower:]' | sed -e 's/([^)]*)//g' -e 's/[^a-z0-9]\{1,\}/-/g' -e 's/^-//' -e 's/-$//')
 commit=$(git rev-parse --short HEAD)
 git diff --quiet HEAD -- tensor autograd nn attention bench || commit="$commit+changes"
+mkdir -p bench/results
 out=bench/results/$slug-$(date +%F)-$bench.json
 "$program" --benchmark_out="$out.tmp" --benchmark_out_format=json "$@"
 # The commit and the command go first into the JSON's "context" object (quotes and backslashes
