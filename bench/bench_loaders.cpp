@@ -1,6 +1,6 @@
 // bench_loaders: reading files and text at sizes a hostile or merely large input can have,
 // where a loop that compares every pair would take minutes: each of these is O(n log n) or
-// better, and its time per item should stay flat as n grows.
+// better, so its time per item grows far less than n does (a pairwise loop's grows as n).
 //   BM_ParseJsonObject/N      the JSON reader on one object of N keys (a vocabulary's shape), N
 //                             up to 200,000 (duplicate keys found by a hash set)
 //   BM_ParseSafetensors/N     a safetensors file of N one-float tensors, N up to 100,000 (its
