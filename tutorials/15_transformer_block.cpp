@@ -240,13 +240,23 @@ double frequency_loss(const TextSplit& split, int64_t vocab) {
   return loss / static_cast<double>(val.size());
 }
 
+// A loss to 4 decimals, or "nan" / "inf" for a run that diverged (printf would write "-nan").
+std::string loss_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", v);
+  return buf;
+}
+
 // A loss curve, each point the mean of the last 10 steps (one batch's loss is noisy).
 std::vector<std::pair<double, double>> smoothed(const std::vector<std::pair<double, double>>& p) {
   std::vector<std::pair<double, double>> out;
-  double window = 0;
   for (size_t i = 0; i < p.size(); ++i) {
-    window += p[i].second - (i >= 10 ? p[i - 10].second : 0.0);
-    out.emplace_back(p[i].first, window / static_cast<double>(std::min<size_t>(i + 1, 10)));
+    const size_t from = i >= 9 ? i - 9 : 0;  // summed afresh: a huge loss cannot linger as
+    double window = 0;                       // rounding error in a running sum
+    for (size_t j = from; j <= i; ++j) window += p[j].second;
+    out.emplace_back(p[i].first, window / static_cast<double>(i + 1 - from));
   }
   return out;
 }
@@ -307,10 +317,10 @@ int main(int argc, char** argv) {
     const Tensor y = block(x);
     std::cout << "x = x + attn(ln_1(x))   # (B, T, C): attention adds what it gathered\n"
                  "x = x + mlp(ln_2(x))    # (B, T, C): the MLP adds what it made of it\n"
-                 "The stream x is never replaced, only added to: after 12 blocks it is the\n"
-                 "embedding plus 24 contributions. Each sublayer reads a normalised copy (mean\n"
-                 "0, variance 1 per position, then a learned gain and shift), so it sees inputs\n"
-                 "of the same size however large the stream has grown.\n";
+                 "The stream x is never replaced, only added to: after GPT-2 small's 12 blocks\n"
+                 "it is the embedding plus 24 contributions. Each sublayer reads a normalised\n"
+                 "copy (mean 0, variance 1 per position, then a learned gain and shift), so it\n"
+                 "sees inputs of the same size however large the stream has grown.\n";
     std::printf("root mean square of the stream: %.4f in, %.4f out; of ln_1(x): %.4f\n", rms(x),
                 rms(y), rms(block.ln_1->forward(x)));
     lesson::expect(y.shape() == x.shape(), "a block maps (B, T, C) to (B, T, C): blocks stack");
@@ -374,12 +384,14 @@ int main(int argc, char** argv) {
     const std::string ratio = "grad 0 / grad " + std::to_string(last);
     std::printf("\n  %-24s %9s %16s %10s\n", "", "val_loss", ratio.c_str(), "spread");
     for (const Variant& v : variants)
-      std::printf("  %-24s %9.4f %16.2e %10.2e\n", v.name.c_str(), v.val_loss,
+      std::printf("  %-24s %9s %16.2e %10.2e\n", v.name.c_str(),
+                  std::isfinite(v.val_loss) ? loss_text(v.val_loss).c_str() : "diverged",
                   v.grad_norms[0] / v.grad_norms[last], v.spread);
     std::printf(
-        "  (knowing only how often each character occurs: val_loss %.4f; spread: how\n"
-        "  different the positions still are after the last block, 0 = all the same)\n",
-        unigram);
+        "  (val_loss after the %lld steps; the gradient ratio and the spread at step 0, before\n"
+        "  training. Spread: how different the positions still are after the last block, 0 =\n"
+        "  all the same. Knowing only how often each character occurs gives val_loss %.4f.)\n",
+        static_cast<long long>(setup.steps), unigram);
 
     // What the table says, from its own numbers.
     const Variant &both = variants[0], &ln_only = variants[1], &res_only = variants[2],
@@ -411,31 +423,50 @@ int main(int argc, char** argv) {
           "%.2f with LayerNorm, %.2f without), and the + hands the gradient down unchanged, so\n"
           "block 0 gets %.2f of block %zu's with LayerNorm.\n",
           both.spread, res_only.spread, ratio_of(both), last);
+    // A run that diverged has a val_loss of NaN or infinity: said in words, never compared.
+    const auto outcome = [](const Variant& v) {
+      return std::isfinite(v.val_loss) ? "val_loss " + loss_text(v.val_loss)
+                                       : "diverged (val_loss " + loss_text(v.val_loss) + ")";
+    };
+    const bool ln_helped = std::isfinite(both.val_loss) &&
+                           (!std::isfinite(res_only.val_loss) || res_only.val_loss > both.val_loss);
     std::printf(
         "Without LayerNorm each sublayer reads the raw stream, whose scale changes as blocks add\n"
         "to it and as training moves the weights; with it, every sublayer reads inputs of one\n"
-        "scale. %s: val_loss %.4f without LayerNorm, %.4f with.\n",
-        res_only.val_loss > both.val_loss ? "At this learning rate that matters"
-                                          : "In this run it did not help",
-        res_only.val_loss, both.val_loss);
+        "scale. %s:\nwithout LayerNorm %s, with it %s.\n",
+        ln_helped ? "At this learning rate that matters" : "In this run it did not help",
+        outcome(res_only).c_str(), outcome(both).c_str());
     lesson::article_note(
         "(At --lr 1e-3 the stack without LayerNorm does at least as well as the one with it:\n"
         "what LayerNorm buys is the higher rates, and the depths, it lets a model train at.)\n");
 
     std::vector<lesson::Series> curves;
-    for (const Variant& v : variants)
+    double y_max = 0;  // the y axis ends a fifth above the highest start: a diverging curve is cut
+    for (const Variant& v : variants) {
       curves.push_back({.name = v.name, .points = smoothed(v.losses)});
+      if (!curves.back().points.empty() && std::isfinite(curves.back().points[0].second))
+        y_max = std::max(y_max, 1.2 * curves.back().points[0].second);
+    }
     std::vector<std::string> caption;  // what this run's curves show, where they show it
-    if (stuck && ln_only.spread < 0.05 && neither.spread < 0.05)
+    if (stuck && std::isfinite(ln_only.val_loss) && std::isfinite(neither.val_loss) &&
+        ln_only.spread < 0.05 && neither.spread < 0.05)
       caption.push_back("Without the residual path (the 2nd and 4th) the loss stops near " +
                         lesson::tick_text(unigram) +
                         ", the character counts': every position holds one vector.");
-    caption.push_back(res_only.val_loss > both.val_loss
-                          ? "With it the stack learns, and with LayerNorm as well it learns "
-                            "fastest at this lr (" +
-                                lesson::tick_text(setup.lr) + ")."
-                          : "With it the stack learns; at this lr (" + lesson::tick_text(setup.lr) +
-                                ") LayerNorm did not make it learn faster.");
+    if (!std::isfinite(both.val_loss) || !(both.val_loss < unigram - 0.1))
+      caption.push_back("At this lr (" + lesson::tick_text(setup.lr) +
+                        ") even the stack with both did not learn: try a smaller --lr.");
+    else
+      caption.push_back(ln_helped ? "With it the stack learns, and with LayerNorm as well it "
+                                    "learns fastest at this lr (" +
+                                        lesson::tick_text(setup.lr) + ")."
+                                  : "With it the stack learns; at this lr (" +
+                                        lesson::tick_text(setup.lr) +
+                                        ") LayerNorm did not make it learn faster.");
+    for (const Variant& v : variants)
+      if (!std::isfinite(v.val_loss))
+        caption.push_back("\"" + v.name + "\" diverged: its curve ends where the loss stopped "
+                          "being a number.");
     const std::string svg = svg_dir + "/transformer_block_loss.svg";
     nn::write_file_atomic(
         svg,
@@ -444,7 +475,9 @@ int main(int argc, char** argv) {
                               " transformer blocks trained four ways (the same data and draws)",
                      .x_label = "step",
                      .y_label = "training loss, mean of the last 10 steps",
-                     .caption = caption}));
+                     .caption = caption,
+                     .y_max = y_max,
+                     .integer_x = true}));
     std::cout << "wrote " << svg << "\n";
 
     lesson::banner("Checks");

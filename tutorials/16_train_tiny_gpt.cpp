@@ -38,7 +38,6 @@
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <type_traits>
 
 #include "attention/all.h"
 #include "tutorials/common/corpus.h"
@@ -190,12 +189,14 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
-// A progress line on stderr (step, loss, tokens/s, time left), redrawn at most 4 times a second.
+// A progress line on stderr (step, loss, tokens/s, time left), redrawn at most 4 times a second
+// when stderr is a terminal.
 class Progress {
  public:
   Progress(int64_t first, int64_t last, int64_t tokens_per_step)
       : first_(first), last_(last), tokens_(tokens_per_step) {}
   void update(int64_t step, double loss) {
+    if (!shown_) return;
     const auto now = std::chrono::steady_clock::now();
     if (now - drawn_ < std::chrono::milliseconds(250) && step + 1 != last_) return;
     drawn_ = now;
@@ -209,11 +210,12 @@ class Progress {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
   ~Progress() {
-    if (last_ > first_) std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
+    if (shown_ && last_ > first_) std::cerr << "\r" << std::string(72, ' ') << "\r" << std::flush;
   }
 
  private:
   int64_t first_, last_, tokens_;
+  bool shown_ = lesson::stderr_is_terminal();
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), drawn_ = start_;
 };
 
@@ -277,13 +279,13 @@ Run new_run(const GPTConfig& config, const Options& o) {
 }
 
 // Trains `run` from the optimizer's step count to o.steps. Returns false if Ctrl-C stopped it
-// (after the step under way, which is kept); `save` is called every --save_every steps.
+// (after the step under way, which is kept; main holds the lesson::InterruptGuard); `save` is
+// called every --save_every steps.
 bool train(Run& run, const TextSplit& split, const Options& o, const std::function<void()>& save) {
   GPT& m = *run.model;
   const int64_t N = o.batch * o.block, V = m.config.vocab_size;
   const int64_t first = run.opt->steps();
   Progress progress(first, o.steps, N);
-  lesson::InterruptGuard ctrl_c;
   for (int64_t step = first; step < o.steps; ++step) {
     if (step % o.eval_every == 0) record_eval(run, step, split, o);
     run.opt->set_lr(lr_at(o, step));
@@ -291,6 +293,10 @@ bool train(Run& run, const TextSplit& split, const Options& o, const std::functi
     const Tensor logits = m(b.x);                                           // (B, T, V)
     const Tensor loss = cross_entropy(view(logits, {N, V}), view(b.y, {N}));
     const double value = loss.item<float>();
+    // A loss that is no longer a number ends the run before it is saved or stepped on.
+    require(std::isfinite(value), "step ", step, ": the loss is ",
+            std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf",
+            ": training diverged (try a smaller --lr); this step is not saved");
     run.history.train_loss.push_back(static_cast<float>(value));
     if (step % o.log_every == 0)
       std::cout << "step " << step << " loss " << format("%.4f", value) << std::endl;
@@ -305,8 +311,7 @@ bool train(Run& run, const TextSplit& split, const Options& o, const std::functi
     run.tokens_per_s = static_cast<double>(N * (o.steps - first)) / progress.seconds();
     run.step_ms = 1000 * progress.seconds() / static_cast<double>(o.steps - first);
   }
-  if (run.history.evals.empty() || run.history.evals.back().step != static_cast<float>(o.steps))
-    record_eval(run, o.steps, split, o);  // the end of the run, if no evaluation fell on it
+  record_eval(run, o.steps, split, o);  // the end of the run (measured once, printed always)
   return true;
 }
 
@@ -384,27 +389,61 @@ Saved read_saved(const std::string& path, const lesson::Flags& flags, const Opti
   return s;
 }
 
-// A number the run settings of a checkpoint hold.
-double run_setting(const Saved& s, const std::string& key, double min, double max) {
+// A setting the run settings of a checkpoint hold: a number in [min, max], or a whole number
+// read exactly (a seed above 2^53 does not fit a double).
+const nn::Json& run_member(const Saved& s, const std::string& key) {
   const nn::Json* v = nn::json_member(s.run, key);
   require(v != nullptr, "\"", s.file.path, "\": a run setting \"", key, "\", got none");
-  return nn::json_number(*v, ("\"" + s.file.path + "\"").c_str(), "\"" + key + "\"", min, max);
+  return *v;
+}
+double run_setting(const Saved& s, const std::string& key, double min, double max) {
+  return nn::json_number(run_member(s, key), ("\"" + s.file.path + "\"").c_str(),
+                         "\"" + key + "\"", min, max);
+}
+int64_t run_setting(const Saved& s, const std::string& key, int64_t min, int64_t max) {
+  const int64_t n =
+      nn::json_index(run_member(s, key), ("\"" + s.file.path + "\"").c_str(), "\"" + key + "\"");
+  require(n >= min && n <= max, "\"", s.file.path, "\": run setting \"", key, "\" in [", min,
+          ", ", max, "], got ", n);
+  return n;
 }
 
-// The history a checkpoint holds (extras "history.train_loss" and "history.eval").
-History read_history(const nn::Checkpoint& c) {
-  History h;
+// The history a checkpoint holds (extras "history.train_loss" and "history.eval"), checked
+// whole: a float32 loss for each step the optimizer has taken, and evaluations (step, train,
+// val, val_last) at increasing steps no later than its own, every number finite. Kept: the
+// evaluations a run to step `stop` makes every `eval_every` steps, and one at `stop`.
+History read_history(const nn::Checkpoint& c, int64_t eval_every, int64_t stop) {
+  const Tensor* train = nullptr;
+  const Tensor* eval = nullptr;
   for (const auto& [name, t] : c.extras.tensors) {
-    if (name == "history.train_loss" && t.dtype() == Dtype::float32 && t.dim() == 1)
-      h.train_loss = t.to_vector<float>();
-    if (name == "history.eval" && t.dtype() == Dtype::float32 && t.dim() == 2 && t.size(1) == 4) {
-      const std::vector<float> v = t.to_vector<float>();
-      for (size_t i = 0; i + 4 <= v.size(); i += 4)
-        h.evals.push_back({v[i], v[i + 1], v[i + 2], v[i + 3]});
-    }
+    if (name == "history.train_loss") train = &t;
+    if (name == "history.eval") eval = &t;
   }
-  require(static_cast<int64_t>(h.train_loss.size()) == c.step, "\"", c.path,
-          "\": a loss for each of its ", c.step, " steps, got ", h.train_loss.size());
+  require(train && train->dtype() == Dtype::float32 && train->dim() == 1 &&
+              train->size(0) == c.step,
+          "\"", c.path, "\": history.train_loss of float32 (", c.step, "), one loss per step, got ",
+          train ? dtype_name(train->dtype()) + " " + shape_str(train->shape()) : "none");
+  require(eval && eval->dtype() == Dtype::float32 && eval->dim() == 2 && eval->size(1) == 4,
+          "\"", c.path, "\": history.eval of float32 (N, 4), got ",
+          eval ? dtype_name(eval->dtype()) + " " + shape_str(eval->shape()) : "none");
+  History h;
+  h.train_loss = train->to_vector<float>();
+  for (const float loss : h.train_loss)
+    require(std::isfinite(loss), "\"", c.path, "\": history.train_loss holds ", loss);
+  const std::vector<float> v = eval->to_vector<float>();
+  for (size_t i = 0; i + 4 <= v.size(); i += 4) {
+    const History::Eval e{v[i], v[i + 1], v[i + 2], v[i + 3]};
+    require(std::isfinite(e.train) && std::isfinite(e.val) && std::isfinite(e.val_last) &&
+                e.step >= 0 && e.step <= static_cast<float>(c.step) && e.step == std::floor(e.step) &&
+                (h.evals.empty() || e.step > h.evals.back().step),
+            "\"", c.path, "\": history.eval row ", i / 4,
+            " (step, train, val, val_last) with a whole step after the last row's and no later "
+            "than ", c.step, ", and finite losses, got (", e.step, ", ", e.train, ", ", e.val,
+            ", ", e.val_last, ")");
+    // The evaluation that ended a shorter run is not one an uninterrupted run to `stop` makes.
+    if (static_cast<int64_t>(e.step) % eval_every == 0 || static_cast<int64_t>(e.step) == stop)
+      h.evals.push_back(e);
+  }
   return h;
 }
 
@@ -421,26 +460,32 @@ void take_saved_settings(const Saved& saved, const lesson::Flags& flags, Options
     require(data && data->kind == nn::Json::Kind::string, "\"", saved.file.path,
             "\": the run's data, got none");
     o.data = data->text == "the built-in corpus" ? "" : data->text;
+    std::error_code ec;
+    require(o.data.empty() || std::filesystem::exists(o.data, ec), "\"", saved.file.path,
+            "\" was trained on \"", o.data, "\", which is not there: name the text with --data");
   }
   if (o.resume.empty()) return;
-  const auto setting = [&](const char* flag, const char* key, auto* target, double min,
-                           double max) {
-    if (!flags.given(flag))
-      *target =
-          static_cast<std::remove_pointer_t<decltype(target)>>(run_setting(saved, key, min, max));
+  // The same ranges as the flags (flags_for).
+  const auto setting = [&](const char* flag, const char* key, auto* target, auto min, auto max) {
+    if (!flags.given(flag)) *target = run_setting(saved, key, min, max);
   };
-  setting("--batch", "batch", &o.batch, 1, 65536);
-  setting("--lr", "lr", &o.lr, 1e-30, 10);
-  setting("--warmup_steps", "warmup_steps", &o.warmup_steps, 0, 1e8);
-  setting("--decay_steps", "decay_steps", &o.decay_steps, 0, 1e8);
-  setting("--seed", "seed", &o.seed, 0, 9.2e18);
-  setting("--eval_batches", "eval_batches", &o.eval_batches, 1, 1e5);
-  setting("--eval_every", "eval_every", &o.eval_every, 1, 1e8);
-  setting("--log_every", "log_every", &o.log_every, 1, 1e8);
-  setting("--steps", "steps", &o.steps, 0, 1e8);
-  const nn::Json* no_compare = nn::json_member(saved.run, "no_compare");
-  if (!flags.given("--no_compare") && no_compare && no_compare->kind == nn::Json::Kind::boolean)
-    o.no_compare = no_compare->boolean;
+  setting("--batch", "batch", &o.batch, int64_t{1}, int64_t{65536});
+  if (!flags.given("--lr")) {  // positive and at most 10, as --lr
+    o.lr = run_setting(saved, "lr", -HUGE_VAL, HUGE_VAL);
+    require(o.lr > 0 && o.lr <= 10, "\"", saved.file.path, "\": run setting \"lr\" in (0, 10], got ",
+            o.lr);
+  }
+  setting("--warmup_steps", "warmup_steps", &o.warmup_steps, int64_t{0}, int64_t{100'000'000});
+  setting("--decay_steps", "decay_steps", &o.decay_steps, int64_t{0}, int64_t{100'000'000});
+  setting("--seed", "seed", &o.seed, int64_t{0}, INT64_MAX);
+  setting("--eval_batches", "eval_batches", &o.eval_batches, int64_t{1}, int64_t{100'000});
+  setting("--eval_every", "eval_every", &o.eval_every, int64_t{1}, int64_t{100'000'000});
+  setting("--log_every", "log_every", &o.log_every, int64_t{1}, int64_t{100'000'000});
+  setting("--steps", "steps", &o.steps, int64_t{0}, int64_t{100'000'000});
+  const nn::Json& no_compare = run_member(saved, "no_compare");
+  require(no_compare.kind == nn::Json::Kind::boolean, "\"", saved.file.path,
+          "\": run setting \"no_compare\" true or false, got another value");
+  if (!flags.given("--no_compare")) o.no_compare = no_compare.boolean;
   if (!flags.given("--save")) o.save = o.resume;  // the run keeps its file
 }
 
@@ -473,10 +518,10 @@ void show_attention(GPT& m, const CharTokenizer& tok, const TextSplit& split, co
   const int64_t T = std::min<int64_t>(o.block, 24);
   const Tensor x = view(contiguous(narrow(split.val, 0, 0, T)), {1, T});
   m(x);
-  std::vector<std::string> labels;
+  std::vector<std::string> labels, terminal_labels;
   for (int64_t id : x.to_vector<int64_t>()) {
-    std::string c = tok.decode({id});
-    labels.push_back(c == "\n" ? "/" : c == " " ? "_" : c);
+    labels.push_back(lesson::char_label(tok.decode({id}), false));
+    terminal_labels.push_back(lesson::char_label(tok.decode({id}), true));
   }
   lesson::HeatmapGrid grid{
       .title = "tiny GPT, " + std::string(label == "causal" ? "causal mask" : "no mask") +
@@ -490,7 +535,7 @@ void show_attention(GPT& m, const CharTokenizer& tok, const TextSplit& split, co
                         "leaves 0 above the diagonal."
                       : "No mask: a row may read the keys after its position, the very token "
                         "it is asked to predict among them.",
-                  "_ is a space, / a newline."},
+                  lesson::kCharLabelKey},
       .scale_max = 1};
   for (int64_t l = 0; l < m.config.n_layer; ++l) {
     grid.row_titles.push_back("layer " + std::to_string(l));
@@ -503,7 +548,7 @@ void show_attention(GPT& m, const CharTokenizer& tok, const TextSplit& split, co
   nn::write_file_atomic(path, lesson::svg_heatmap_grid(grid));
   std::cout << "layer 0, head 0 (" << label << "), darker = more attention; _ is a space, / a "
             << "newline:\n"
-            << lesson::terminal_heatmap(grid.maps[0][0], labels);
+            << lesson::terminal_heatmap(grid.maps[0][0], terminal_labels);
 }
 
 // Summary line, then a sample from the prompt.
@@ -569,6 +614,8 @@ int main(int argc, char** argv) {
     // The text, and the vocabulary: the text's own, or the checkpoint's.
     const bool builtin = o.data.empty();
     const std::string data_name = builtin ? "the built-in corpus" : o.data;
+    const std::string data_title =  // for figure titles: the file's name without its folders
+        builtin ? data_name : std::filesystem::path(o.data).filename().string();
     const std::string text = builtin ? lesson::builtin_corpus() : read_text(o.data);
     std::unique_ptr<CharTokenizer> tok;
     try {
@@ -598,18 +645,37 @@ int main(int argc, char** argv) {
     // The prompt must be made of the vocabulary's characters (checked before training).
     std::vector<int64_t> prompt = {split.val.to_vector<int64_t>()[0]};
     if (!o.prompt.empty()) {
-      const std::string missing = missing_characters(*tok, o.prompt);
+      std::string missing;
+      try {
+        missing = missing_characters(*tok, o.prompt);
+      } catch (const Error& e) {  // not UTF-8
+        flags.fail("--prompt: " + std::string(e.what()));
+      }
       if (!missing.empty())
         flags.fail("--prompt has characters outside the vocabulary" +
                    (from.empty() ? std::string() : " of \"" + from + "\"") + ": " + missing +
                    " (it has " + std::to_string(tok->vocab_size()) + " characters)");
       prompt = tok->encode(o.prompt).to_vector<int64_t>();
     }
-    if (!o.save.empty()) {  // fail before training, not after, if the path cannot be written
+    // Where the run writes: checked before training, not after.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!o.save.empty()) {
+      if (fs::is_directory(o.save, ec))
+        flags.fail("--save \"" + o.save + "\" is a folder: name the file to write");
+      if (!builtin && fs::equivalent(o.save, o.data, ec))
+        flags.fail("--save \"" + o.save + "\" is the training text (--data): it would be "
+                   "overwritten");
       std::ofstream probe(o.save + ".probe", std::ios::binary);
       if (!probe) throw Error("--save \"" + o.save + "\" cannot be written");
       probe.close();
-      std::filesystem::remove(o.save + ".probe");
+      fs::remove(o.save + ".probe", ec);
+    }
+    const std::string dir = o.svg_dir.empty() ? "." : o.svg_dir;
+    if (o.steps > 0) {  // the figures' folder, made if it is not there (as os.makedirs)
+      fs::create_directories(dir, ec);
+      if (!fs::is_directory(dir))
+        throw Error("--svg_dir \"" + dir + "\" is not a folder and cannot be made one");
     }
     std::cout << "data: " << data_name << ", " << ids.size(0) << " characters, vocabulary of "
               << tok->vocab_size() << ", " << split.train.size(0) << " train / "
@@ -630,7 +696,7 @@ int main(int argc, char** argv) {
     Run run = new_run(saved ? saved->config : config, o);
     if (saved && !o.resume.empty()) {
       nn::restore_checkpoint(saved->file, *run.model, *run.opt, run.batches);
-      run.history = read_history(saved->file);
+      run.history = read_history(saved->file, o.eval_every, o.steps);
       const nn::Json* trained_on = nn::json_member(saved->run, "data_fingerprint");
       if (!trained_on || trained_on->text != fingerprint(text))
         std::cout << "(" << data_name << " is not the text this run was trained on: from here "
@@ -649,91 +715,131 @@ int main(int argc, char** argv) {
       flags.fail("--steps " + std::to_string(o.steps) + " is below the " +
                  std::to_string(run.opt->steps()) + " steps \"" + from + "\" has already run");
 
-    auto save = [&](const std::string& path) { save_run(path, run, *tok, o, data_name, text); };
-    std::cout << "\n--- training "
-              << (run.model->config.causal ? "with the causal mask" : "without the mask") << ": "
-              << run.model->num_parameters() << " parameters, " << o.steps << " steps of "
-              << o.batch << " x " << o.block << " tokens ---\n";
+    // The checkpoint names its text by absolute path, so a run resumed elsewhere finds it.
+    const std::string data_path =
+        builtin ? data_name : std::filesystem::absolute(o.data).lexically_normal().string();
+    auto save = [&](const std::string& path) { save_run(path, run, *tok, o, data_path, text); };
+    // From here Ctrl-C finishes what is under way (a step, a save) and the run is kept: the
+    // guard lives until the end, so a checkpoint is never cut off half-written.
+    lesson::InterruptGuard ctrl_c;
+    const auto stopped = [&](const std::string& what) {
+      std::cout << "interrupted " << what << "\n";
+      return 130;  // 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C
+    };
+    const int64_t first_step = run.opt->steps();
+    if (o.steps > first_step)
+      std::cout << "\n--- training "
+                << (run.model->config.causal ? "with the causal mask" : "without the mask") << ": "
+                << run.model->num_parameters() << " parameters, "
+                << (first_step == 0 ? "" : "steps " + std::to_string(first_step) + " to ")
+                << o.steps << (first_step == 0 ? " steps" : "") << " of " << o.batch << " x "
+                << o.block << " tokens ---\n";
+    else
+      std::cout << "\n--- the model as it is, "
+                << (run.model->config.causal ? "with the causal mask" : "without the mask") << ": "
+                << run.model->num_parameters() << " parameters, no steps to train ---\n";
     if (!train(run, split, o, [&] {
           if (!o.save.empty()) save(o.save);
         })) {
       const std::string path = o.save.empty() ? kInterruptedPath : o.save;
       save(path);
-      std::cout << "\ninterrupted after step " << run.opt->steps() - 1 << ": saved the run to "
-                << path << "; continue it with --resume " << path << "\n";
-      return 130;  // 128 + SIGINT, what a shell reports for a program stopped by Ctrl-C
+      return stopped("after step " + std::to_string(run.opt->steps() - 1) + ": saved the run to " +
+                     path + "; continue it with --resume " + path);
     }
     if (!o.save.empty()) {
       save(o.save);
       std::cout << "saved the run to " << o.save << " (resume with --resume " << o.save
                 << ", sample with --load " << o.save << " --steps 0)\n";
     }
+    if (lesson::InterruptGuard::interrupted())
+      return stopped(o.save.empty() ? std::string("after training")
+                                    : "after training: the run is saved at " + o.save);
     report(run, *tok, split, o, prompt);
-    const std::string dir = o.svg_dir.empty() ? "." : o.svg_dir;
-    if (o.steps > 0)
+    std::vector<std::string> figures;  // the files written, named in one line at the end
+    if (o.steps > 0) {
       show_attention(*run.model, *tok, split, o, dir + "/tiny_gpt_attention.svg", run.label,
                      o.steps);
+      figures.push_back(dir + "/tiny_gpt_attention.svg");
+    }
 
     // The lesson: the same model, the same batches, no mask.
     std::vector<lesson::Series> curves;
     add_curves(curves, run, "#1f77b4");
     int cheat_gap = -1;  // did the unmasked run cheat as the lesson says? 1 yes, 0 no, -1 not run
+    std::string gap_caption;  // the figure's words on the comparison, from its numbers
     const bool compare = !o.no_compare && run.model->config.causal && o.steps > 0 && o.load.empty();
     if (compare) {
       GPTConfig unmasked = run.model->config;
       unmasked.causal = false;
       Run cheat = new_run(unmasked, o);
       std::cout << "\n--- training without the mask: the same model, batches and steps ---\n";
-      if (!train(cheat, split, o, [] {})) {
-        std::cout << "\ninterrupted during the run without the mask"
-                  << (o.save.empty() ? "" : "; the causal run is saved at " + o.save) << "\n";
-        return 130;
-      }
+      if (!train(cheat, split, o, [] {}))
+        return stopped("during the run without the mask" +
+                       (o.save.empty() ? std::string() : "; the causal run is saved at " + o.save));
       report(cheat, *tok, split, o, prompt);
       add_curves(curves, cheat, "#d62728");
       show_attention(*cheat.model, *tok, split, o, dir + "/tiny_gpt_attention_no_mask.svg",
                      cheat.label, o.steps);
+      figures.push_back(dir + "/tiny_gpt_attention_no_mask.svg");
+      // Both runs measured alike: each evaluation averages --eval_batches fixed batches.
       const History::Eval &a = run.history.evals.back(), &b = cheat.history.evals.back();
-      const double a_train = run.history.train_loss.back(),
-                   b_train = cheat.history.train_loss.back();
-      std::cout << "\n=== What the mask is for ===\n"
+      std::cout << "\n=== What the mask is for (after step " << o.steps << ", "
+                << o.eval_batches << " batches each) ===\n"
                 << "                 causal   no mask\n"
-                << "train_loss       " << format("%.4f", a_train) << "   "
-                << format("%.4f", b_train) << "\n"
+                << "train_loss       " << format("%.4f", a.train) << "   "
+                << format("%.4f", b.train) << "\n"
                 << "val_loss         " << format("%.4f", a.val) << "   " << format("%.4f", b.val)
                 << "\n"
                 << "val_loss_last    " << format("%.4f", a.val_last) << "   "
                 << format("%.4f", b.val_last) << "\n"
-                << "Without the mask, position t sees token t+1, the answer it must predict, so\n"
-                   "the training loss (and val_loss, measured the same way) collapses. At the\n"
-                   "last position of a window there is no next token to copy: val_loss_last is\n"
-                   "what the model knows, and once its context is full, all that generation\n"
-                   "sees. The unmasked model learned to copy instead of to predict, and its\n"
-                   "sample shows it.\n";
-      if (b.val >= a.val || b.val_last <= a.val_last)
-        std::cout << "(With this few steps the gap has not opened yet; try more --steps.)\n";
-      if (o.steps >= 1000) cheat_gap = b_train < a_train && b.val_last > a.val_last;
+                << "Without the mask, position t sees token t+1, the answer it must predict. At\n"
+                   "the last position of a window there is no next token to see: val_loss_last\n"
+                   "is what the model knows, and once its context is full, all that generation\n"
+                   "sees.\n";
+      const bool opened = b.train < a.train && b.val < a.val && b.val_last > a.val_last;
+      if (opened)
+        std::cout << "Here the unmasked run is the lower on whole windows (val_loss "
+                  << format("%.4f", b.val) << " against\n"
+                  << format("%.4f", a.val) << ") but the higher at the last position ("
+                  << format("%.4f", b.val_last) << " against " << format("%.4f", a.val_last)
+                  << "): it learned\nto copy the next token more than to predict it. Compare "
+                     "the two samples above.\n";
+      else
+        std::cout << "In this run the gap has not opened: the unmasked run is not lower on whole\n"
+                     "windows and higher at the last position. Try more --steps.\n";
+      if (o.steps >= 1000) cheat_gap = opened;
+      gap_caption =
+          opened ? "Without the mask (red) the loss on whole windows falls lower than with it (" +
+                       format("%.2f", b.val) + " against " + format("%.2f", a.val) +
+                       " on validation) by copying the next token, but at the last position it "
+                       "is higher (" +
+                       format("%.2f", b.val_last) + " against " + format("%.2f", a.val_last) +
+                       "): there it learned less about what comes next."
+                 : "Without the mask (red) the gap has not opened in " + std::to_string(o.steps) +
+                       " steps: it is not lower on whole windows and higher at the last "
+                       "position.";
     }
     if (o.steps > 0) {
       std::vector<std::string> caption = {
           "Solid: the loss on training windows; dashed: on validation windows; dotted: at the "
           "last position of each validation window, where no later token exists to copy."};
-      if (compare)
-        caption.push_back(
-            "With the causal mask (blue) the three stay together. Without it (red) the loss on "
-            "whole windows falls towards 0 by copying the next token, but at the last position "
-            "it stays high: the model never learned to predict.");
+      if (!gap_caption.empty()) caption.push_back(gap_caption);
       nn::write_file_atomic(
           dir + "/tiny_gpt_loss.svg",
           lesson::svg_line_chart(
               curves,
-              {.title = "tiny GPT on " + data_name + ": " +
+              {.title = "tiny GPT on " + data_title + ": " +
                         (compare ? "with and without the causal mask" : run.label + " run"),
                .x_label = "step",
                .y_label = "cross-entropy (mean of " + std::to_string(o.eval_batches) + " batches)",
-               .caption = caption}));
-      std::cout << "figures: " << dir << "/tiny_gpt_loss.svg, " << dir
-                << "/tiny_gpt_attention*.svg\n";
+               .caption = caption,
+               .integer_x = true}));
+      figures.insert(figures.begin(), dir + "/tiny_gpt_loss.svg");
+    }
+    if (!figures.empty()) {
+      std::cout << "figures:";
+      for (const std::string& f : figures) std::cout << " " << f;
+      std::cout << "\n";
     }
 
     // The lesson checks its key numbers. On the built-in corpus with the default model and

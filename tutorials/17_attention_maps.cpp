@@ -106,11 +106,12 @@ int main(int argc, char** argv) {
     // One validation sequence to draw, and its characters as labels.
     const std::vector<int64_t> val = split.val.to_vector<int64_t>();
     const std::vector<int64_t> seq(val.begin(), val.begin() + config.block);
-    std::vector<std::string> labels;
+    std::vector<std::string> labels, terminal_labels;  // spaces and newlines made visible
     for (int64_t id : seq) {
       const std::string c =
           encode_utf8(std::vector<char32_t>{tok.chars()[static_cast<size_t>(id)]});
-      labels.push_back(c == " " ? "_" : c == "\n" ? "/" : c);  // spaces and newlines visible
+      labels.push_back(lesson::char_label(c, false));
+      terminal_labels.push_back(lesson::char_label(c, true));
     }
     // Every head of every layer on the sequence above, one grid of layers x heads in one file.
     auto draw = [&](const std::string& file, const std::string& when) {
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
           .column_labels = labels,
           .caption = {"Row t: how query position t spreads its attention over key positions "
                       "0..t (each row sums to 1; above the diagonal the mask leaves 0).",
-                      "_ is a space, / a newline."},
+                      lesson::kCharLabelKey},
           .scale_max = 1};
       std::vector<Tensor> maps;
       for (int64_t layer = 0; layer < config.n_layer; ++layer) {
@@ -163,7 +164,7 @@ int main(int argc, char** argv) {
     const std::vector<Tensor> maps =
         draw("attention_maps_trained.svg", "after " + std::to_string(steps) + " training steps");
     std::cout << "layer 0 head 0 on \"" << tok.decode(seq) << "\":\n"
-              << lesson::terminal_heatmap(maps[0], labels);
+              << lesson::terminal_heatmap(maps[0], terminal_labels);
     const std::vector<HeadStats> after = head_stats(m, split.val, tok);
     std::printf("\n  head   self   prev   word start  distance  peak   looks at\n");
     double peak_before = 0, peak_after = 0;

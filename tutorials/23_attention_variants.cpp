@@ -171,6 +171,8 @@ int main(int argc, char** argv) {
     const Tensor a2 = select(select(diff.weights_second, 0, 0), 0, 0);
     const Tensor d_map = select(select(diff.attention_weights, 0, 0), 0, 0);
     const std::vector<std::string> labels = {"L", "i", "f", "e", "_", "i", "s", "_"};
+    std::vector<std::string> figure_labels;  // the spaces as a figure shows them
+    for (const char c : std::string("Life is ")) figure_labels.push_back(lesson::char_label({c}, false));
     const std::string path = svg_dir + "/attention_variants_differential.svg";
     nn::write_file_atomic(
         path, lesson::svg_heatmap_grid(
@@ -178,10 +180,11 @@ int main(int argc, char** argv) {
                             "\"Life is \"",
                    .maps = {{plain_map, a1, a2, d_map}},
                    .column_titles = {"plain head 0", "A1", "A2", "A1 - lambda A2"},
-                   .row_labels = labels,
-                   .column_labels = labels,
+                   .row_labels = figure_labels,
+                   .column_labels = figure_labels,
                    .caption = {"Differential attention subtracts a second map (A2, scaled by "
-                               "lambda) from the first; a weight below 0 would show red."},
+                               "lambda) from the first; a weight below 0 would show red.",
+                               "\u2423 is a space."},
                    .max_width = 1000,
                    .scale_max = 1}));
     std::cout << "plain attention, head 0:\n" << lesson::terminal_heatmap(plain_map, labels);

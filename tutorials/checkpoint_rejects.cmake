@@ -24,6 +24,26 @@ if(NOT rc EQUAL 0)
   file(REMOVE ${dir}/truncated.safetensors)  # no truncate(1): the case that needs it fails
 endif()
 file(WRITE ${dir}/foreign.bin "this is not a checkpoint at all, just some text")
+# edited.safetensors: one value of good.safetensors's header changed, the same number of bytes
+# (sed(1), POSIX), so the file still loads and the lesson's own checks must catch it.
+set(edits
+    "setting_not_boolean" [[s/\(no_compare[^:]*\): true/\1: 1234/]]
+    "seed_not_whole" [[s/\(seed[^:]*\): 1337/\1: 13.7/]]
+    "lr_negative" [[s/\("lr[^:]*\): 0\.001/\1: -0.01/]]
+    "history_shape" [[s/\(history\.eval":{"dtype":"F32","shape":\[\)2,4\]/\14,2]/]])
+list(FIND edits "${CASE}" at)
+if(at GREATER -1)
+  math(EXPR at "${at} + 1")
+  list(GET edits ${at} edit)
+  execute_process(COMMAND sed "${edit}" INPUT_FILE ${dir}/good.safetensors
+                  OUTPUT_FILE ${dir}/edited.safetensors)
+  file(SIZE ${dir}/edited.safetensors edited_size)
+  file(SHA256 ${dir}/edited.safetensors edited_sum)
+  file(SHA256 ${dir}/good.safetensors good_sum)
+  if(NOT edited_size EQUAL size OR edited_sum STREQUAL good_sum)
+    message(FATAL_ERROR "${CASE}: the edit \"${edit}\" did not change one value in place")
+  endif()
+endif()
 file(WRITE ${dir}/other.txt "Zebras quietly jump over 12 lazy foxes.\n")
 file(SHA256 ${dir}/good.safetensors before)
 string(REPLACE "{dir}" "${dir}" args "${ARGS}")

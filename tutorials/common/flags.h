@@ -8,8 +8,9 @@
 //   return lesson::run(flags, argc, argv, [&] { ...; return lesson::finish(); });   (program.h)
 //
 // As Python's argparse takes them: "--name value" or "--name=value", a switch alone ("--name"),
-// the last of a repeated flag wins. --help (or -h) prints one line per flag, with its default,
-// and the program exits with status 0. A bad flag (unknown, without its value, not a number, out
+// the last of a repeated flag wins. Numbers are written in decimal ("12", "-3", "1e-3", "0.5"):
+// no spaces, no hex, no "inf" or "nan". --help (or -h) prints each flag with what it takes and
+// its default, and the program exits with status 0. A bad flag (unknown, without its value, not a number, out
 // of range) is a UsageError: lesson::run prints it as one line "<program>: error: <what>" and
 // exits with status 2. So does flags.fail(...), for the checks a program makes across flags.
 #pragma once
@@ -64,34 +65,32 @@ class Flags {
       char* end = nullptr;
       errno = 0;
       const long long n = std::strtoll(value.c_str(), &end, 10);
-      if (value.empty() || end == value.c_str() || *end != '\0' || errno == ERANGE)
+      if (!decimal(value, false) || *end != '\0' || errno == ERANGE)
         return name + " expects an integer, got \"" + value + "\"";
       if (n < min || n > max)
         return name + " must be " + range(min, max) + ", got " + std::to_string(n);
       *target = n;
       return std::string();
-    });
+    }, range(min, max));
   }
 
   // A finite number above `above` (0 by default: positive), and at most `max`.
   void real(const std::string& name, double* target, const std::string& help, double above = 0,
             double max = HUGE_VAL) {
-    std::ostringstream now;
+    std::ostringstream now, bounds;
     now << *target;
-    add(name, "X", help, now.str(), [=](const std::string& value) {
+    bounds << (above == 0 ? "positive" : "above " + number_text(above))
+           << (max < HUGE_VAL ? " and at most " + number_text(max) : "");
+    add(name, "X", help, now.str(), [=, bounds = bounds.str()](const std::string& value) {
       char* end = nullptr;
       const double x = std::strtod(value.c_str(), &end);
-      if (value.empty() || end == value.c_str() || *end != '\0' || !std::isfinite(x))
+      if (!decimal(value, true) || *end != '\0' || !std::isfinite(x))
         return name + " expects a number, got \"" + value + "\"";
-      if (!(x > above) || x > max) {
-        std::ostringstream bounds;
-        bounds << (above == 0 ? "positive" : "above " + number_text(above))
-               << (max < HUGE_VAL ? " and at most " + number_text(max) : "");
-        return name + " must be " + bounds.str() + ", got " + value;
-      }
+      if (!(x > above) || x > max)
+        return name + " must be " + bounds + ", got " + value;
       *target = x;
       return std::string();
-    });
+    }, bounds.str());
   }
 
   // A switch: present means true ("--name=false" or "=0" says false).
@@ -110,7 +109,7 @@ class Flags {
     rest_ = {metavar, metavar, help, "", [target](const std::string& word) {
                target->push_back(word);
                return std::string();
-             }};
+             }, ""};
   }
 
   // Reads argv into the targets; throws UsageError or HelpShown (after printing the help).
@@ -162,7 +161,9 @@ class Flags {
     if (!summary_.empty()) out << summary_ << "\n";
     if (rest_.set) line(out, "  " + rest_.metavar + " ...", rest_.help, "");
     for (const Flag& f : flags_)
-      line(out, "  " + f.name + (f.metavar.empty() ? "" : " " + f.metavar), f.help, f.now);
+      line(out, "  " + f.name + (f.metavar.empty() ? "" : " " + f.metavar), f.help,
+           f.limits + (f.limits.empty() || f.now.empty() ? "" : ", ") +
+               (f.now.empty() ? "" : "default " + f.now));
     line(out, "  --help", "print this and exit", "");
     return out.str();
   }
@@ -171,21 +172,58 @@ class Flags {
   struct Flag {
     std::string name, metavar, help, now;
     std::function<std::string(const std::string&)> set;  // "" when the value is good
+    std::string limits = "";                              // "in [1, 4096]", "positive"
   };
 
   void add(const std::string& name, const std::string& metavar, const std::string& help,
-           const std::string& now, std::function<std::string(const std::string&)> set) {
-    flags_.push_back({name, metavar, help, now, std::move(set)});
+           const std::string& now, std::function<std::string(const std::string&)> set,
+           const std::string& limits = "") {
+    flags_.push_back({name, metavar, help, now, std::move(set), limits});
   }
   const Flag* find(const std::string& name) const {
     for (const Flag& f : flags_)
       if (f.name == name) return &f;
     return nullptr;
   }
+  // One flag in --help: its name in a column of 26, then its words wrapped at 100 columns.
   static void line(std::ostringstream& out, std::string left, const std::string& help,
-                   const std::string& now) {
+                   const std::string& note) {
     if (left.size() < 26) left.resize(26, ' ');
-    out << left << " " << help << (now.empty() ? "" : " (default " + now + ")") << "\n";
+    std::istringstream words(help + (note.empty() ? "" : " (" + note + ")"));
+    std::string word, current = left;
+    size_t column = left.size();
+    for (bool first = true; words >> word; first = false) {
+      if (!first && column + 1 + word.size() > 100) {
+        out << current << "\n";
+        current = std::string(27, ' ') + word, column = current.size();
+        continue;
+      }
+      current += " " + word, column += 1 + word.size();
+    }
+    out << current << "\n";
+  }
+  // A number as a person writes it in decimal: [+-]digits, and for a real also .digits and an
+  // exponent. (strtod alone would also take " 5", "0x10", "inf" and "nan".)
+  static bool decimal(const std::string& s, bool real) {
+    size_t i = 0, digits = 0;
+    const auto run = [&] {
+      const size_t from = i;
+      while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+      return i - from;
+    };
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    digits += run();
+    if (real && i < s.size() && s[i] == '.') {
+      ++i;
+      digits += run();
+    }
+    if (digits == 0) return false;
+    if (real && i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+      ++i;
+      if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+      if (run() == 0) return false;
+    }
+    return i == s.size();
   }
   static std::string quoted(const std::string& s) { return s.empty() ? "" : "\"" + s + "\""; }
   static std::string number_text(double x) {

@@ -72,6 +72,17 @@ inline std::vector<std::string> wrapped(const std::vector<std::string>& lines, s
   return out;
 }
 
+// A character as a label: in a figure a space is \u2423 and a newline \u21b5 (so that a text's own
+// '_' or '/' cannot be taken for them); in the terminal (ascii), '_' and '/'.
+inline std::string char_label(const std::string& c, bool ascii) {
+  if (c == " ") return ascii ? "_" : "\u2423";
+  if (c == "\n") return ascii ? "/" : "\u21b5";
+  if (c == "\t") return ascii ? ">" : "\u21e5";
+  return c;
+}
+// What char_label's figure labels mean, for a caption.
+inline const char* kCharLabelKey = "\u2423 is a space, \u21b5 a newline.";
+
 struct Series {
   std::string name = "";                               // in the legend
   std::vector<std::pair<double, double>> points = {};  // (x, y)
@@ -84,6 +95,9 @@ struct Series {
 struct ChartText {
   std::string title = "", x_label = "", y_label = "";
   std::vector<std::string> caption = {};  // lines under the chart: what to see in it
+  double y_max = 0;           // > 0: the y axis ends here and higher points are cut off (a
+                              // diverging run would otherwise flatten every other curve)
+  bool integer_x = false;     // x ticks at whole numbers only (steps, blocks)
 };
 
 // One chart, several series, with a legend that shows each line's colour and dash.
@@ -100,18 +114,25 @@ inline std::string svg_line_chart(const std::vector<Series>& series, const Chart
       x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
     }
   if (!(x1 > x0)) x0 = 0, x1 = 1;
+  if (text.y_max > 0 && y1 > text.y_max) y1 = text.y_max;
   if (!(y1 > y0)) y1 = y0 + 1;
   // Round ends and round ticks: the axes reach the next multiple of their tick step.
-  const double x_step = nice_step(x1 - x0), y_step = nice_step(y1 - y0);
+  const double x_step = text.integer_x ? std::max(1.0, nice_step(x1 - x0)) : nice_step(x1 - x0);
+  const double y_step = nice_step(y1 - y0);
   x0 = std::floor(x0 / x_step) * x_step, x1 = std::ceil(x1 / x_step) * x_step;
   y0 = std::floor(y0 / y_step) * y_step, y1 = std::ceil(y1 / y_step) * y_step;
   const double bottom = T + plot_h, right = W - R;
   auto px = [&](double x) { return L + (x - x0) / (x1 - x0) * (right - L); };
-  auto py = [&](double y) { return bottom - (y - y0) / (y1 - y0) * plot_h; };
+  auto py = [&](double y) {  // held within 10 heights of the plot: a renderer mishandles 1e38
+    y = std::clamp(y, y0 - 10 * (y1 - y0), y1 + 10 * (y1 - y0));
+    return bottom - (y - y0) / (y1 - y0) * plot_h;
+  };
   std::ostringstream os;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
      << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+     << "<clipPath id=\"plot\"><rect x=\"" << L << "\" y=\"" << T - 2 << "\" width=\"" << right - L
+     << "\" height=\"" << plot_h + 4 << "\"/></clipPath>\n"
      << "<text x=\"" << W / 2 << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">"
      << xml_escape(text.title) << "</text>\n"
      << "<line x1=\"" << L << "\" y1=\"" << bottom << "\" x2=\"" << right << "\" y2=\"" << bottom
@@ -133,7 +154,7 @@ inline std::string svg_line_chart(const std::vector<Series>& series, const Chart
     const std::string colour = s.colour.empty() ? palette[k % 6] : s.colour;
     const std::string dash =
         s.dash.empty() ? "" : " stroke-dasharray=\"" + s.dash + "\"";
-    os << "<polyline fill=\"none\" stroke-width=\"" << s.width << "\" stroke=\"" << colour << "\""
+    os << "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke-width=\"" << s.width << "\" stroke=\"" << colour << "\""
        << dash << " points=\"";
     for (auto [x, y] : s.points)
       if (std::isfinite(y)) os << px(x) << "," << py(y) << " ";
@@ -141,7 +162,7 @@ inline std::string svg_line_chart(const std::vector<Series>& series, const Chart
     if (s.markers)
       for (auto [x, y] : s.points)
         if (std::isfinite(y))
-          os << "<circle cx=\"" << px(x) << "\" cy=\"" << py(y) << "\" r=\"2.5\" fill=\"" << colour
+          os << "<circle clip-path=\"url(#plot)\" cx=\"" << px(x) << "\" cy=\"" << py(y) << "\" r=\"2.5\" fill=\"" << colour
              << "\"/>\n";
     const double ly = T + 8 + 20.0 * static_cast<double>(k);  // the legend: a sample, the name
     os << "<line x1=\"" << right + 14 << "\" y1=\"" << ly << "\" x2=\"" << right + 44

@@ -33,6 +33,12 @@
 
 #include "tutorials/common/flags.h"
 
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
 namespace lesson {
 
 // Paths the program is writing and has not finished: removed if it fails (a scratch folder, a
@@ -80,6 +86,16 @@ int run(Flags& flags, int argc, char** argv, Body&& body) {
   } catch (...) {
     return error("an exception that is not a std::exception", 1);
   }
+}
+
+// Whether stderr is a terminal: a progress line redrawn with '\r' is for a person watching,
+// not for a log file or a pipe.
+inline bool stderr_is_terminal() {
+#ifdef _WIN32
+  return _isatty(_fileno(stderr)) != 0;
+#else
+  return isatty(fileno(stderr)) != 0;
+#endif
 }
 
 // Ctrl-C (SIGINT) while a guard lives sets a flag instead of ending the program, so a training
