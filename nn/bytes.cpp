@@ -73,14 +73,33 @@ uint64_t checked_nbytes(const Shape& shape, Dtype dtype, const char* op, const s
   return n;
 }
 
+// A name beside `path` that no file has and no other writer in this process uses:
+// "<path>.<tag>.<thread>.<n>".
+static std::string unused_sibling(const std::string& path, const char* tag) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string thread = std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  for (;;) {
+    std::string name = path + "." + tag + "." + thread + "." + std::to_string(counter++);
+    std::error_code ec;
+    if (!std::filesystem::exists(name, ec)) return name;
+  }
+}
+
+void check_writable(const std::string& path, const char* op) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  check(!fs::is_directory(path, ec), op, "a file to write, got \"", path, "\": a folder");
+  const std::string probe = unused_sibling(path, "probe");
+  std::ofstream out(probe, std::ios::binary);
+  check(out.is_open(), op, "a writable path, got \"", path, "\": cannot create a file there");
+  out.close();
+  fs::remove(probe, ec);
+}
+
 void write_file_atomic(const std::string& path, const std::string& bytes) {
   namespace fs = std::filesystem;
-  // A temporary name no other writer in this process uses, in the target's folder (a rename
-  // is only atomic within one filesystem).
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp." +
-                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) +
-                          "." + std::to_string(counter++);
+  // A temporary name in the target's folder (a rename is only atomic within one filesystem).
+  const std::string tmp = unused_sibling(path, "tmp");
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     check(out.is_open(), "save", "a writable path, could not create \"", tmp, "\"");

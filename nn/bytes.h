@@ -27,6 +27,11 @@ uint64_t checked_nbytes(const Shape& shape, Dtype dtype, const char* op, const s
 // Writes `bytes` to `path` atomically: a temporary file in the same folder, then a rename, so
 // an interrupted save never leaves a half-written file.
 void write_file_atomic(const std::string& path, const std::string& bytes);
+
+// Whether `path` can be written, found before a long run rather than after it: a file that does
+// not exist yet is created beside it and removed (nothing that exists is touched). Throws a
+// qkv::Error "<op>: ..." naming the path if not.
+void check_writable(const std::string& path, const char* op);
 // The whole file at path, checked first: a missing file, a folder, a FIFO, a device, or a file
 // of more than max_bytes (0: max_tensor_bytes(), the most one tensor may take) is a qkv::Error
 // from op that names the path and says which.

@@ -33,7 +33,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <sstream>
@@ -666,10 +665,7 @@ int main(int argc, char** argv) {
       if (!builtin && fs::equivalent(o.save, o.data, ec))
         flags.fail("--save \"" + o.save + "\" is the training text (--data): it would be "
                    "overwritten");
-      std::ofstream probe(o.save + ".probe", std::ios::binary);
-      if (!probe) throw Error("--save \"" + o.save + "\" cannot be written");
-      probe.close();
-      fs::remove(o.save + ".probe", ec);
+      nn::check_writable(o.save, "--save");
     }
     const std::string dir = o.svg_dir.empty() ? "." : o.svg_dir;
     if (o.steps > 0) {  // the figures' folder, made if it is not there (as os.makedirs)

@@ -167,6 +167,27 @@ TEST(Safetensors, EveryKindOfBadFileIsANamedError) {
 #endif
 }
 
+// check_writable finds an unwritable path before a run, and touches no file that exists: not
+// the path itself, not a file the user has beside it with the name a probe might take.
+TEST(WriteFile, CheckWritableCreatesNothingAndTouchesNothing) {
+  TempDir dir;
+  write_raw(dir.file("m.safetensors"), "mine");
+  write_raw(dir.file("m.safetensors.probe"), "also mine");
+  check_writable(dir.file("m.safetensors"), "--save");
+  check_writable(dir.file("new.safetensors"), "--save");
+  EXPECT_EQ(read_file(dir.file("m.safetensors"), "test"), "mine");
+  EXPECT_EQ(read_file(dir.file("m.safetensors.probe"), "test"), "also mine");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("new.safetensors")));
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) ++files;
+  EXPECT_EQ(files, 2u);  // no probe left behind
+  EXPECT_TRUE(testing::throws_error([&] { check_writable(dir.path(), "--save"); },
+                                    {"--save", "a folder"}));
+  EXPECT_TRUE(testing::throws_error(
+      [&] { check_writable(dir.file("no_such_folder/m.safetensors"), "--save"); },
+      {"--save", "no_such_folder/m.safetensors", "cannot create"}));
+}
+
 // Every truncation and thousands of random byte changes of a valid file either load or throw a
 // qkv::Error: never a crash or an out-of-bounds read (the asan preset checks the latter).
 TEST(Safetensors, MangledFilesNeverCrash) {
