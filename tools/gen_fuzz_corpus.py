@@ -2,7 +2,9 @@
 """Writes the seed corpus of tests/fuzz (run once; the outputs are committed).
 
 Seeds are small, valid inputs that show the fuzzer what each format looks like; libFuzzer
-mutates them into the invalid ones. Usage: python3 tools/gen_fuzz_corpus.py (from the root).
+mutates them into the invalid ones. Usage, from the root, with NumPy (Debian: python3-numpy) and
+lesson 16's release build (the checkpoint seeds are its files):
+    cmake --build --preset release && python3 tools/gen_fuzz_corpus.py
 """
 import io
 import json
@@ -79,3 +81,94 @@ write("npy", "f32_empty", npy(np.zeros((2, 0), dtype=np.float32)))
 write("text", "dessert", bytes([3, 1]) + b"Life is short, eat dessert first. " * 3)
 write("text", "multibyte", bytes([5, 2]) + "naïve café — ∑ 😀 日本語の文章です。".encode() * 2)
 write("text", "short", bytes([15, 3]) + b"abc")
+
+
+# ---- bpe: u16 length of vocab.json, u16 length of merges.txt, the two files, the prompt -----
+def bytes_to_unicode():
+    """GPT-2's map from each byte to a printable character (encoder.py's bytes_to_unicode)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+        list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+def bpe_files(merges):
+    """vocab.json (the 256 byte symbols, then each merge's join) and merges.txt."""
+    byte_symbols = list(bytes_to_unicode().values())
+    vocab = {s: i for i, s in enumerate(byte_symbols)}
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    merges_txt = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges)
+    return json.dumps(vocab, ensure_ascii=False).encode(), merges_txt.encode()
+
+
+def bpe(merges, prompt):
+    v, m = bpe_files(merges)
+    return struct.pack("<HH", len(v), len(m)) + v + m + prompt.encode()
+
+
+write("bpe", "hello_world", bpe([("h", "e"), ("l", "l"), ("he", "ll"), ("Ġ", "w"), ("o", "r")],
+                                "hello world, hello worlds"))
+write("bpe", "no_merges", bpe([], "Life is short."))
+write("bpe", "multibyte", bpe([("c", "a"), ("ca", "f")], "café naïve 😀"))
+
+
+# ---- gpt2: u16 length of config.json, config.json, then model.safetensors -----------------
+def gpt2_weights(vocab, C, layers, positions, prefix=""):
+    rng = np.random.default_rng(0)
+
+    def w(*shape):
+        return (0.3 * rng.standard_normal(shape)).astype(np.float32)
+
+    out = [(prefix + "wte.weight", w(vocab, C)), (prefix + "wpe.weight", w(positions, C))]
+    for i in range(layers):
+        h = f"{prefix}h.{i}."
+        out += [(h + "ln_1.weight", w(C)), (h + "ln_1.bias", w(C)),
+                (h + "attn.c_attn.weight", w(C, 3 * C)), (h + "attn.c_attn.bias", w(3 * C)),
+                (h + "attn.c_proj.weight", w(C, C)), (h + "attn.c_proj.bias", w(C)),
+                (h + "ln_2.weight", w(C)), (h + "ln_2.bias", w(C)),
+                (h + "mlp.c_fc.weight", w(C, 4 * C)), (h + "mlp.c_fc.bias", w(4 * C)),
+                (h + "mlp.c_proj.weight", w(4 * C, C)), (h + "mlp.c_proj.bias", w(C))]
+    return out + [(prefix + "ln_f.weight", w(C)), (prefix + "ln_f.bias", w(C))]
+
+
+def gpt2(config, weights):
+    c = json.dumps(config).encode()
+    return struct.pack("<H", len(c)) + c + safetensors(weights)
+
+
+write("gpt2", "one_layer", gpt2(
+    {"vocab_size": 5, "n_embd": 4, "n_head": 2, "n_layer": 1, "n_positions": 3},
+    gpt2_weights(5, 4, 1, 3)))
+write("gpt2", "two_layers_hf_names", gpt2(
+    {"vocab_size": 3, "n_embd": 2, "n_head": 1, "n_layer": 2, "n_positions": 2,
+     "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new"},
+    gpt2_weights(3, 2, 2, 2, prefix="transformer.")))
+
+
+# ---- checkpoint: lesson 16's checkpoints of its smallest model ------------------------------
+# Written by the lesson itself (its release build must exist): a run of 2 steps, and one of 3
+# with a warmup, each with its history, config, vocabulary and settings.
+LESSON16 = os.path.join(ROOT, "..", "..", "..", "build", "release", "tutorials", "16_train_tiny_gpt")
+if os.path.exists(LESSON16):
+    import subprocess
+    import tempfile
+    for name, extra in [("two_steps", ["--steps", "2"]),
+                        ("three_steps_warmup", ["--steps", "3", "--warmup_steps", "2"])]:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "run.safetensors")
+            subprocess.run([LESSON16, "--n_embd", "4", "--n_head", "1", "--n_layer", "1",
+                            "--block", "4", "--batch", "2", "--eval_every", "1",
+                            "--eval_batches", "1", "--no_compare", "--sample", "0",
+                            "--svg_dir", tmp, "--save", path] + extra,
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(path, "rb") as f:
+                write("checkpoint", name, f.read())
+else:
+    print("no", LESSON16, "(cmake --build --preset release): checkpoint seeds not written")
