@@ -92,9 +92,11 @@ void tile_scores(const Geometry& g, const float* Q, const float* K, int64_t i0, 
   }
 }
 
+// The largest score of a tile row, or NaN if the row holds one (as a composed softmax spreads
+// it over the row), -inf if every key is hidden.
 float row_max(const float* s, int64_t n) {
   float m = -INFINITY;
-  for (int64_t c = 0; c < n; ++c) m = s[c] > m ? s[c] : m;
+  for (int64_t c = 0; c < n; ++c) m = s[c] > m || s[c] != s[c] ? s[c] : m;  // once NaN, kept
   return m;
 }
 
@@ -144,7 +146,7 @@ FlashAttentionOutput flash_attention_forward(const Tensor& q_in, const Tensor& k
           continue;
         }
         // The online softmax: a larger max rescales what was summed so far by e^(m - m').
-        const float m_new = std::max(m[r], tile_m);
+        const float m_new = std::isnan(m[r]) || std::isnan(tile_m) ? NAN : std::max(m[r], tile_m);
         const float correction = std::exp(m[r] - m_new);  // 0 on the row's first tile
         float sum = 0.0f;
         detail::exp_into(s, bc, [&](int64_t c) QKV_INLINE_LAMBDA { return s[c] - m_new; });
@@ -158,7 +160,7 @@ FlashAttentionOutput flash_attention_forward(const Tensor& q_in, const Tensor& k
       gemm(rows, g.D_v, bc, {S.data(), kBc, 1}, {V + j0 * g.D_v, g.D_v, 1}, acc, g.D_v, true);
     }
     for (int64_t r = 0; r < rows; ++r) {
-      const bool seen = l[r] > 0.0f;  // false only for a row that sees no key
+      const bool seen = m[r] != -INFINITY;  // false only for a row that sees no key
       for (int64_t d = 0; d < g.D_v; ++d)
         acc[r * g.D_v + d] = seen ? acc[r * g.D_v + d] / l[r] : 0.0f;
       plse[n * g.T_q + i0 + r] = seen ? m[r] + std::log(l[r]) : -INFINITY;
