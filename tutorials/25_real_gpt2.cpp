@@ -128,6 +128,27 @@ std::string printable(const std::string& bytes) {
   return out + "\"";
 }
 
+// Ids as text, printable: a model whose vocab_size is padded past its tokenizer's (nanoGPT's
+// 50304 for GPT-2's 50257) can pick an id the tokenizer has no token for, shown as <id N>.
+std::string shown_ids(const BpeTokenizer& tok, const std::vector<int64_t>& ids) {
+  std::string out;
+  std::vector<int64_t> run;  // ids the tokenizer knows, decoded together (a character may span two)
+  const auto flush = [&] {
+    if (!run.empty()) out += printable(tok.decode(run));
+    run.clear();
+  };
+  for (const int64_t id : ids) {
+    if (id < tok.vocab_size()) {
+      run.push_back(id);
+      continue;
+    }
+    flush();
+    out += "<id " + std::to_string(id) + ">";
+  }
+  flush();
+  return out.empty() ? "\"\"" : out;
+}
+
 // s padded with spaces to `width` characters (not bytes: "Ġ" is one character, two bytes).
 std::string padded(const std::string& s, size_t width) {
   const size_t chars = nn::decode_utf8(s).size();
@@ -253,7 +274,7 @@ int64_t show_top_logits(const Tensor& logits_of_prompt, const BpeTokenizer& tok,
   for (int64_t r = 0; r < std::min<int64_t>(k, static_cast<int64_t>(order.size())); ++r) {
     const int64_t id = order[static_cast<size_t>(r)];
     std::printf("logit %lld %.4f %s\n", static_cast<long long>(id), logits[static_cast<size_t>(id)],
-                printable(tok.decode({id})).c_str());
+                shown_ids(tok, {id}).c_str());
   }
   return order[0];
 }
@@ -266,7 +287,7 @@ void show_generation(GPT& model, const BpeTokenizer& tok, const std::vector<int6
   const std::vector<int64_t> fresh =
       model.generate(ids, n, {.temperature = 0, .use_cache = false}, unused);
   const std::vector<int64_t> added(cached.begin() + static_cast<int64_t>(ids.size()), cached.end());
-  std::cout << printable(tok.decode(ids)) << " + " << printable(tok.decode(added)) << "\n";
+  std::cout << shown_ids(tok, ids) << " + " << shown_ids(tok, added) << "\n";
   lesson::expect(cached == fresh, "the KV cache gives the same tokens as recomputing every step");
   if (n > 0)
     lesson::expect(added[0] == best_next, "the first generated token is the top logit above");
@@ -279,8 +300,18 @@ int main(int argc, char** argv) {
   lesson::Flags flags = flags_for(o);
   return lesson::run(flags, argc, argv, [&] {
     if (o.prompt.empty()) flags.fail("--prompt is empty: GPT-2 needs at least one token");
+    try {
+      nn::decode_utf8(o.prompt);
+    } catch (const Error& e) {
+      flags.fail("--prompt: " + std::string(e.what()));
+    }
     if (!o.write_tiny.empty()) {
-      std::filesystem::create_directories(o.write_tiny);
+      std::error_code ec;
+      std::filesystem::create_directories(o.write_tiny, ec);
+      if (!std::filesystem::is_directory(o.write_tiny))
+        throw Error("--write_tiny \"" + o.write_tiny + "\": a folder for the four files, " +
+                    (std::filesystem::exists(o.write_tiny) ? std::string("got a file")
+                                                           : "could not make it: " + ec.message()));
       write_tiny_gpt2(o.write_tiny);
       std::cout << "wrote the tiny GPT-2 to " << o.write_tiny << "\n";
       return 0;
