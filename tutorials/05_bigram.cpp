@@ -113,9 +113,11 @@ int main(int argc, char** argv) {
                 "trained table    %10.4f %26.4f\n"
                 "counted bigram   %10.4f %26.4f\n",
                 trained, every_pair_of(table.weight), counted, every_pair_of(counted_table));
-    lesson::expect(trained < untrained - 1.0, "the bigram learns (val_loss down by more than 1)");
-    lesson::expect(std::fabs(trained - counted) < 0.05,
-                   "on the same batches, gradient descent comes within 0.05 of counting");
+    const bool full_run = steps >= 1500;  // the default's steps: what training achieves by then
+    lesson::expect_learned(full_run, trained < untrained - 1.0,
+                           "the bigram learns (val_loss down by more than 1)");
+    lesson::expect_learned(full_run, std::fabs(trained - counted) < 0.05,
+                           "on the same batches, gradient descent comes within 0.05 of counting");
 
     lesson::banner("4. A sample");
     // Each next character drawn from softmax(table[current]).

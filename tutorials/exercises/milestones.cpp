@@ -30,8 +30,10 @@ namespace {
 
 #ifdef QKV_MILESTONES_SOLUTIONS
 namespace mine = qkv::exercises::solution;
+constexpr const char* kProgram = "exercise_milestones_solutions";
 #else
 namespace mine = qkv::exercises;
+constexpr const char* kProgram = "exercise_milestones";
 #endif
 
 // The bigram baseline: the validation cross-entropy of next-character counts from the training
@@ -69,7 +71,7 @@ double val_loss(GPT& m, const TextSplit& split, int64_t B, int64_t T) {
 int main(int argc, char** argv) {
   const int64_t full_steps = 400;
   int64_t steps = full_steps;
-  lesson::Flags flags("exercise_milestones",
+  lesson::Flags flags(kProgram,
                       "Your exercises in the real thing: 12.1 trains the tiny GPT, 19.2 decodes.");
   flags.number("--steps", &steps, "training steps of milestone 1 (its check needs 400)", 1,
                10'000'000);
