@@ -3,6 +3,7 @@
 
 #include "tensor/allocator.h"
 #include "tensor/elementwise.h"
+#include "tensor/environment.h"
 #include "tensor/error.h"
 #include "tensor/factory.h"
 #include "tensor/flash_attention.h"

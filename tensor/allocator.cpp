@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <cstdlib>
 #include <cstdint>
 #include <fstream>
@@ -248,10 +249,14 @@ size_t physical_memory() {
 std::atomic<size_t>& limit() {
   static std::atomic<size_t> bytes{[] {
     if (const char* env = std::getenv("QKV_MAX_TENSOR_BYTES")) {
-      char* end = nullptr;
-      const unsigned long long n = std::strtoull(env, &end, 10);
-      check(end != env && *end == '\0' && n > 0 && env[0] != '-', "QKV_MAX_TENSOR_BYTES",
-            "a positive whole number of bytes, got \"", env, "\"");
+      // Digits only (strtoull alone would take " 5", "+5" and "-5"), and no overflow.
+      const std::string text = env;
+      errno = 0;
+      const unsigned long long n = std::strtoull(env, nullptr, 10);
+      check(!text.empty() && text.size() <= 20 &&
+                text.find_first_not_of("0123456789") == std::string::npos && errno != ERANGE &&
+                n > 0,
+            "QKV_MAX_TENSOR_BYTES", "a positive whole number of bytes, got \"", env, "\"");
       return static_cast<size_t>(n);
     }
     return physical_memory();

@@ -10,7 +10,8 @@
 // of softmax and of GELU's forward are taken 16 or 8 at a time with instructions the compiler
 // does not choose for them (detail::exp_into in vector_math.h), the same bits as the plain loop.
 //
-// On by default; QKV_FUSED=0 in the environment starts a program with it off.
+// On by default; QKV_FUSED=0 in the environment starts a program with it off (any value but 0
+// or 1 leaves it on, and check_environment() in environment.h reports it).
 #pragma once
 
 #include <atomic>

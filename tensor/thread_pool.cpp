@@ -39,10 +39,13 @@ namespace {
 
 int default_threads() {
   if (const char* env = std::getenv("QKV_NUM_THREADS")) {
-    char* end = nullptr;
-    const long n = std::strtol(env, &end, 10);
-    check(end != env && *end == '\0' && n >= 1 && n <= 1024, "QKV_NUM_THREADS",
-          "an integer in [1, 1024], got \"", env, "\"");
+    // Digits only: strtol alone would also take " 5" and "+5".
+    const std::string text = env;
+    const long n = text.empty() || text.size() > 4 ||
+                           text.find_first_not_of("0123456789") != std::string::npos
+                       ? 0
+                       : std::strtol(env, nullptr, 10);
+    check(n >= 1 && n <= 1024, "QKV_NUM_THREADS", "an integer in [1, 1024], got \"", env, "\"");
     return static_cast<int>(n);
   }
   return std::max(1u, std::thread::hardware_concurrency());

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensor/environment.h"
 #include "tutorials/common/flags.h"
 
 #ifdef _WIN32
@@ -74,6 +75,7 @@ int run(Flags& flags, int argc, char** argv, Body&& body) {
   };
   try {
     flags.parse(argc, argv);
+    qkv::check_environment();  // QKV_NUM_THREADS, QKV_FUSED, QKV_MAX_TENSOR_BYTES
     return body();
   } catch (const HelpShown&) {
     return 0;
