@@ -169,6 +169,13 @@ BpeTokenizer::BpeTokenizer(const std::unordered_map<std::string, int64_t>& vocab
 BpeTokenizer BpeTokenizer::from_folder(const std::string& dir) {
   namespace fs = std::filesystem;
   check(fs::is_directory(dir), "BpeTokenizer::from_folder", "a folder, got '", dir, "'");
+  const auto has = [&](const char* a, const char* b) {
+    return fs::exists(fs::path(dir) / a) && fs::exists(fs::path(dir) / b);
+  };
+  // One pair: with both, which one the model was trained with cannot be told.
+  check(!(has("vocab.json", "merges.txt") && has("encoder.json", "vocab.bpe")),
+        "BpeTokenizer::from_folder", "one pair of files in '", dir,
+        "', got both vocab.json + merges.txt and encoder.json + vocab.bpe: keep the model's own");
   for (const auto& [vocab, merges] :
        {std::pair{"vocab.json", "merges.txt"}, std::pair{"encoder.json", "vocab.bpe"}}) {
     const fs::path v = fs::path(dir) / vocab, m = fs::path(dir) / merges;

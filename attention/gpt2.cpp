@@ -71,12 +71,24 @@ std::map<std::string, Tensor> checked_weights(const GPTConfig& config,
         ": weights for the config's n_layer = ", config.n_layer, " (12 each), got ", weights.size(),
         " tensors in all");
   std::map<std::string, Tensor> by_name;
+  const Tensor* lm_head = nullptr;
   for (const auto& [full, t] : weights) {
     const std::string name = full.rfind("transformer.", 0) == 0 ? full.substr(12) : full;
+    if (name == "lm_head.weight") lm_head = &t;
     if (name == "lm_head.weight" || ends_with(name, ".attn.bias") ||
         ends_with(name, ".attn.masked_bias"))
       continue;
     by_name[name] = t;
+  }
+  // GPT-2's head is the token table (tied): a file may repeat it as lm_head.weight, but a
+  // head of its own would be a model this loader does not build.
+  if (lm_head != nullptr) {
+    const auto wte = by_name.find("wte.weight");
+    check(wte != by_name.end() && lm_head->dtype() == Dtype::float32 &&
+              lm_head->shape() == wte->second.shape() && wte->second.dtype() == Dtype::float32 &&
+              lm_head->to_vector<float>() == wte->second.to_vector<float>(),
+          "load_gpt2", file, ": lm_head.weight equal to wte.weight (GPT-2 ties them), got ",
+          "one that differs");
   }
   const std::map<std::string, Tensor> all = by_name;
   std::vector<std::string> missing;
@@ -145,6 +157,22 @@ GPTConfig gpt2_config(const std::string& json_text, const std::string& file) {
           a.empty() ? "a non-string" : a);
     c.gelu = a == "gelu" ? GeluApproximation::none : GeluApproximation::tanh;
   }
+  // Settings that would make another model than the one built here: refused, not ignored.
+  const auto is = [&](const char* key, nn::Json::Kind kind, const std::string& text, bool flag) {
+    const nn::Json* v = member(doc, key);
+    return v == nullptr || v->kind == nn::Json::Kind::null ||
+           (v->kind == kind && (kind == nn::Json::Kind::boolean ? v->boolean == flag : v->text == text));
+  };
+  check(is("model_type", nn::Json::Kind::string, "gpt2", false), "load_gpt2", file,
+        ": \"model_type\" \"gpt2\", got another");
+  check(is("n_inner", nn::Json::Kind::number, std::to_string(4 * c.n_embd), false), "load_gpt2",
+        file, ": \"n_inner\" null or 4 * n_embd = ", 4 * c.n_embd, ", got another");
+  for (const auto& [key, value] : {std::pair{"scale_attn_weights", true},
+                                   std::pair{"tie_word_embeddings", true},
+                                   std::pair{"scale_attn_by_inverse_layer_idx", false},
+                                   std::pair{"add_cross_attention", false}})
+    check(is(key, nn::Json::Kind::boolean, "", value), "load_gpt2", file, ": \"", key, "\" ",
+          value ? "true" : "false", " (GPT-2's; this loader builds no other), got another");
   return c;
 }
 

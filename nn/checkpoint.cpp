@@ -24,9 +24,11 @@ bool take_prefix(const std::string& name, const std::string& prefix, std::string
 
 // A learning rate written by save_checkpoint: the whole text a finite number >= 0.
 double parse_lr(const std::string& text, const std::string& path) {
+  // Decimal digits only (strtod alone would also read "0x1p-10", "inf" and " 1").
   char* end = nullptr;
-  const double lr = text.empty() ? NAN : std::strtod(text.c_str(), &end);
-  check(!text.empty() && end == text.c_str() + text.size() && std::isfinite(lr) && lr >= 0,
+  const bool decimal = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  const double lr = decimal ? std::strtod(text.c_str(), &end) : NAN;
+  check(decimal && end == text.c_str() + text.size() && std::isfinite(lr) && lr >= 0,
         "read_checkpoint", "\"", path, "\": a learning rate that is a finite number >= 0, got \"",
         text, "\"");
   return lr;

@@ -3,9 +3,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <numbers>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "tensor/iterate.h"
 #include "tensor/view.h"
@@ -65,15 +69,45 @@ std::string Generator::state() const {
 }
 
 void Generator::set_state(const std::string& state) {
+  // Checked word by word before anything changes: a seed, 0 or 1 (a normal kept for the next
+  // call), that normal (finite), then the engine's words as std::mt19937 writes them (as many,
+  // each below 2^32; in libstdc++'s form the last is the position, at most 624).
+  std::istringstream words(state);
+  std::vector<std::string> w;
+  for (std::string word; words >> word;) w.push_back(word);
+  static const size_t engine_words = [] {
+    std::ostringstream os;
+    os << std::mt19937();
+    std::istringstream is(os.str());
+    size_t n = 0;
+    for (std::string word; is >> word;) ++n;
+    return n;
+  }();
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 20 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  bool ok = w.size() == 3 + engine_words && digits(w[0]) && (w[1] == "0" || w[1] == "1");
+  errno = 0;
+  ok = ok && (std::strtoull(w[0].c_str(), nullptr, 10), errno != ERANGE);
+  double normal = 0;
+  if (ok) {
+    char* end = nullptr;
+    normal = std::strtod(w[2].c_str(), &end);
+    ok = *end == '\0' && std::isfinite(normal) && w[2].find_first_of("xXnNiI") == std::string::npos;
+  }
+  for (size_t i = 3; ok && i < w.size(); ++i)
+    ok = digits(w[i]) && std::strtoull(w[i].c_str(), nullptr, 10) <= 0xFFFFFFFFull &&
+         (engine_words != 625 || i + 1 < w.size() || std::strtoull(w[i].c_str(), nullptr, 10) <= 624);
+  check(ok, "Generator::set_state", "a state written by Generator::state() (", 3 + engine_words,
+        " whole numbers but the third; engine words below 2^32), got ", state.size(),
+        " characters that are not one");
   std::istringstream is(state);
   uint64_t seed = 0;
   int has_normal = 0;
-  double normal = 0;
   std::mt19937 engine;
   is >> seed >> has_normal >> normal >> engine;
-  check(!is.fail() && (has_normal == 0 || has_normal == 1), "Generator::set_state",
-        "a state written by Generator::state(), got ", state.size(),
-        " characters that do not parse");
+  check(!is.fail(), "Generator::set_state", "a state written by Generator::state(), got one that "
+        "does not parse");
   seed_ = seed;
   engine_ = engine;
   if (has_normal) {

@@ -284,6 +284,44 @@ std::vector<Case> cases() {
                                 "config.json");
        },
        {"config.json", "bad JSON"}},
+      // Settings of another model than the one gpt2_config builds: refused, not ignored.
+      {"GPT-2 config of another model type",
+       [] {
+         attention::gpt2_config(R"({"vocab_size": 8, "n_embd": 4, "n_head": 1, "n_layer": 1,
+                                    "n_positions": 4, "model_type": "llama"})",
+                                "config.json");
+       },
+       {"config.json", "model_type"}},
+      {"GPT-2 config with an MLP of another width",
+       [] {
+         attention::gpt2_config(R"({"vocab_size": 8, "n_embd": 4, "n_head": 1, "n_layer": 1,
+                                    "n_positions": 4, "n_inner": 64})",
+                                "config.json");
+       },
+       {"config.json", "n_inner", "16"}},
+      {"GPT-2 config with an untied head",
+       [] {
+         attention::gpt2_config(R"({"vocab_size": 8, "n_embd": 4, "n_head": 1, "n_layer": 1,
+                                    "n_positions": 4, "tie_word_embeddings": false})",
+                                "config.json");
+       },
+       {"config.json", "tie_word_embeddings", "true"}},
+      {"GPT-2 config with unscaled attention",
+       [] {
+         attention::gpt2_config(R"({"vocab_size": 8, "n_embd": 4, "n_head": 1, "n_layer": 1,
+                                    "n_positions": 4, "scale_attn_weights": false})",
+                                "config.json");
+       },
+       {"config.json", "scale_attn_weights"}},
+      {"GPT-2 weights with a head of their own",
+       [] {
+         const attention::GPTConfig c = attention::gpt2_config(
+             {.vocab_size = 8, .n_embd = 4, .n_head = 1, .n_layer = 1, .n_positions = 4});
+         nn::NamedTensors w = attention::random_gpt2_weights(c, 0);
+         w.emplace_back("lm_head.weight", zeros({8, 4}));
+         attention::gpt2_from_weights(c, w, "model.safetensors");
+       },
+       {"model.safetensors", "lm_head.weight equal to wte.weight"}},
       {"vocabulary id far beyond its entries",  // was std::length_error (a table of 10^17)
        [] {
          std::unordered_map<std::string, int64_t> v;

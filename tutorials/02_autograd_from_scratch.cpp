@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   lesson::Flags flags(
       "02_autograd_from_scratch",
       "Reverse-mode autodiff: a 72-line scalar engine, then qkv's engine on the same sum.");
-  flags.text("--dot", &dot_path, "where the graph goes, in Graphviz DOT (render: dot -Tsvg FILE)");
+  flags.path("--dot", &dot_path, "where the graph goes, in Graphviz DOT (render: dot -Tsvg FILE)");
   return lesson::run(flags, argc, argv, [&] {
     lesson::banner("1. micrograd's example with the 72-line engine above (namespace micro)");
     // >>> a = Value(-4.0); b = Value(2.0)

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   std::string svg_dir = ".";
   lesson::Flags flags("03_mlp_two_moons",
                       "A first model: an MLP learns two moons with cross-entropy and Adam.");
-  flags.text("--svg_dir", &svg_dir, "folder for mlp_two_moons.svg, the decision boundary");
+  flags.output_folder("--svg_dir", &svg_dir, "folder for mlp_two_moons.svg, the decision boundary");
   return lesson::run(flags, argc, argv, [&] {
     lesson::banner("1. Two moons");
     Generator g(16);

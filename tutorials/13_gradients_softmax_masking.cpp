@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   lesson::Flags flags(
       "13_gradients_softmax_masking",
       "Gradients through softmax and masking, and why scores are scaled by 1/sqrt(d_k).");
-  flags.text("--svg_dir", &svg_dir, "folder for softmax_saturation.svg");
+  flags.output_folder("--svg_dir", &svg_dir, "folder for softmax_saturation.svg");
   lesson::article_flags(flags, &seed, &d_out_kq, &d_out_v);
   return lesson::run(flags, argc, argv, [&] {
     lesson::article_values() = seed == 123 && d_out_kq == 2 && d_out_v == 4;

@@ -268,14 +268,14 @@ int main(int argc, char** argv) {
   std::string svg_dir = ".";
   lesson::Flags flags("15_transformer_block",
                       "The transformer block from lesson 14's head, and why each piece is there.");
-  flags.number("--n_layer", &setup.n_layer, "blocks in section 5's stack", 2, 64);
-  flags.number("--n_embd", &setup.n_embd, "width C of the stack's stream", 4, 1024);
+  flags.number("--n_layer", &setup.n_layer, "blocks in section 5's stack", 2, 32);
+  flags.number("--n_embd", &setup.n_embd, "width C of the stack's stream", 4, 256);
   flags.number("--n_head", &setup.num_heads, "heads per block of the stack (must divide C)", 1, 64);
   flags.number("--steps", &setup.steps, "training steps per variant (the checks need 300)", 1,
                1'000'000);
   flags.real("--lr", &setup.lr, "AdamW's learning rate for all four variants", 0, 1);
   flags.number("--seed", &setup.seed, "seed of the stack's weights and batches", 0);
-  flags.text("--svg_dir", &svg_dir, "folder for transformer_block_loss.svg");
+  flags.output_folder("--svg_dir", &svg_dir, "folder for transformer_block_loss.svg");
   return lesson::run(flags, argc, argv, [&] {
     if (setup.n_embd % setup.num_heads != 0)
       flags.fail("--n_embd (" + std::to_string(setup.n_embd) + ") must be divisible by --n_head (" +

@@ -63,13 +63,16 @@ struct Options {
 };
 
 constexpr const char* kProgram = "16_train_tiny_gpt";
+// The figures the lesson writes into --svg_dir.
+constexpr const char* kFigures[] = {"tiny_gpt_loss.svg", "tiny_gpt_attention.svg",
+                                    "tiny_gpt_attention_no_mask.svg"};
 // Where Ctrl-C saves the run when no --save was given.
 constexpr const char* kInterruptedPath = "tiny_gpt_interrupted.safetensors";
 
 // The lesson's flags (tutorials/common/flags.h); --help lists them with their defaults.
 lesson::Flags flags_for(Options& o) {
   lesson::Flags f(kProgram, "Train a tiny GPT on a text, then again without the causal mask.");
-  f.text("--data", &o.data, "UTF-8 text to train on (default: the built-in corpus)");
+  f.path("--data", &o.data, "UTF-8 text to train on (default: the built-in corpus)");
   f.number("--n_embd", &o.n_embd, "embedding width C", 1, 4096);
   f.number("--n_head", &o.n_head, "attention heads (must divide C)", 1, 4096);
   f.number("--n_layer", &o.n_layer, "transformer blocks", 1, 1024);
@@ -92,20 +95,20 @@ lesson::Flags flags_for(Options& o) {
            1);
   f.on_off("--no_causal", &o.no_causal, "train without the causal mask (the twin's flag too)");
   f.on_off("--no_compare", &o.no_compare, "skip the second, unmasked run the lesson compares");
-  f.text("--save", &o.save, "write a checkpoint of the run here, to resume or sample from");
+  f.path("--save", &o.save, "write a checkpoint of the run here, to resume or sample from");
   f.number("--save_every", &o.save_every, "steps between checkpoints (and one at the end)", 1,
            100'000'000);
-  f.text("--resume", &o.resume, "continue the run a --save checkpoint holds, to --steps");
-  f.text("--load", &o.load,
+  f.path("--resume", &o.resume, "continue the run a --save checkpoint holds, to --steps");
+  f.path("--load", &o.load,
          "start from a checkpoint's model (or a file of weights), with a fresh optimizer");
   f.number("--sample", &o.sample, "characters to generate after training", 0, 1'000'000);
-  f.text("--prompt", &o.prompt,
+  f.nonempty_text("--prompt", &o.prompt,
          "text the sample starts from (default: the validation text's "
          "first character)");
   f.real("--temperature", &o.temperature, "sampling temperature", 0, 100);
   f.number("--top_k", &o.top_k, "sample from the k likeliest; 0: from all", 0);
-  f.text("--svg_dir", &o.svg_dir, "where the figures go");
-  f.text("--write_corpus", &o.write_corpus, "write the built-in corpus here (for the twin), exit");
+  f.output_folder("--svg_dir", &o.svg_dir, "where the figures go");
+  f.path("--write_corpus", &o.write_corpus, "write the built-in corpus here (for the twin), exit");
   return f;
 }
 
@@ -446,45 +449,85 @@ History read_history(const nn::Checkpoint& c, int64_t eval_every, int64_t stop) 
   return h;
 }
 
+// Every setting a checkpoint's run holds, each read as its flag reads it (flags_for: the same
+// ranges), and no key the lesson does not write: the whole record is checked, for --load as
+// for --resume, so that a file with one bad value is refused whichever way it is used.
+struct SavedSettings {
+  Options o;                     // batch, lr, schedule, seed, evaluations, steps, no_compare
+  std::string data;              // the text's absolute path, or "the built-in corpus"
+  int64_t data_characters = 0;   // its size in bytes
+  std::string data_fingerprint;  // fingerprint() of it
+};
+
+SavedSettings read_settings(const Saved& saved) {
+  const std::string& path = saved.file.path;
+  static const char* known[] = {"batch",      "lr",           "warmup_steps", "decay_steps",
+                                "seed",       "eval_batches", "eval_every",   "log_every",
+                                "no_compare", "steps",        "data",         "data_characters",
+                                "data_fingerprint"};
+  for (const auto& [key, value] : saved.run.members)
+    require(std::find_if(std::begin(known), std::end(known),
+                         [&](const char* k) { return key == k; }) != std::end(known),
+            "\"", path, "\": run settings the lesson writes, got an unknown one \"", key, "\"");
+  SavedSettings r;
+  Options& o = r.o;
+  o.batch = run_setting(saved, "batch", int64_t{1}, int64_t{65536});
+  o.lr = run_setting(saved, "lr", -HUGE_VAL, HUGE_VAL);
+  require(o.lr > 0 && o.lr <= 10, "\"", path, "\": run setting \"lr\" in (0, 10], got ", o.lr);
+  o.warmup_steps = run_setting(saved, "warmup_steps", int64_t{0}, int64_t{100'000'000});
+  o.decay_steps = run_setting(saved, "decay_steps", int64_t{0}, int64_t{100'000'000});
+  o.seed = run_setting(saved, "seed", int64_t{0}, INT64_MAX);
+  o.eval_batches = run_setting(saved, "eval_batches", int64_t{1}, int64_t{100'000});
+  o.eval_every = run_setting(saved, "eval_every", int64_t{1}, int64_t{100'000'000});
+  o.log_every = run_setting(saved, "log_every", int64_t{1}, int64_t{100'000'000});
+  o.steps = run_setting(saved, "steps", int64_t{0}, int64_t{100'000'000});
+  const nn::Json& no_compare = run_member(saved, "no_compare");
+  require(no_compare.kind == nn::Json::Kind::boolean, "\"", path,
+          "\": run setting \"no_compare\" true or false, got another value");
+  o.no_compare = no_compare.boolean;
+  const nn::Json& data = run_member(saved, "data");
+  const nn::Json& fingerprint_of = run_member(saved, "data_fingerprint");
+  require(data.kind == nn::Json::Kind::string && !data.text.empty() &&
+              fingerprint_of.kind == nn::Json::Kind::string && fingerprint_of.text.size() == 16,
+          "\"", path, "\": run settings \"data\" (a path) and \"data_fingerprint\" (16 hex "
+          "digits), got others");
+  r.data = data.text;
+  r.data_fingerprint = fingerprint_of.text;
+  r.data_characters = run_setting(saved, "data_characters", int64_t{1}, int64_t{256} << 20);
+  require(o.steps >= saved.file.step, "\"", path, "\": run setting \"steps\" at least the ",
+          saved.file.step, " steps taken, got ", o.steps);
+  return r;
+}
+
 // What a checkpoint fixes for the run that uses it: the model's sizes and mask; the text it
 // was trained on, unless --data names another; and for --resume, every setting of the run
 // (batch, learning rate and schedule, seed, evaluations, the step to stop at), unless a flag
 // given says otherwise, and the file to keep saving to.
-void take_saved_settings(const Saved& saved, const lesson::Flags& flags, Options& o) {
+void take_saved_settings(const Saved& saved, const SavedSettings& s, const lesson::Flags& flags,
+                         Options& o) {
   o.n_embd = saved.config.n_embd, o.n_head = saved.config.n_head;
   o.n_layer = saved.config.n_layer, o.block = saved.config.block;
   o.no_causal = !saved.config.causal;
   if (!flags.given("--data")) {
-    const nn::Json* data = nn::json_member(saved.run, "data");
-    require(data && data->kind == nn::Json::Kind::string, "\"", saved.file.path,
-            "\": the run's data, got none");
-    o.data = data->text == "the built-in corpus" ? "" : data->text;
+    o.data = s.data == "the built-in corpus" ? "" : s.data;
     std::error_code ec;
     require(o.data.empty() || std::filesystem::exists(o.data, ec), "\"", saved.file.path,
             "\" was trained on \"", o.data, "\", which is not there: name the text with --data");
   }
   if (o.resume.empty()) return;
-  // The same ranges as the flags (flags_for).
-  const auto setting = [&](const char* flag, const char* key, auto* target, auto min, auto max) {
-    if (!flags.given(flag)) *target = run_setting(saved, key, min, max);
+  const auto take = [&](const char* flag, auto Options::*member) {
+    if (!flags.given(flag)) o.*member = s.o.*member;
   };
-  setting("--batch", "batch", &o.batch, int64_t{1}, int64_t{65536});
-  if (!flags.given("--lr")) {  // positive and at most 10, as --lr
-    o.lr = run_setting(saved, "lr", -HUGE_VAL, HUGE_VAL);
-    require(o.lr > 0 && o.lr <= 10, "\"", saved.file.path, "\": run setting \"lr\" in (0, 10], got ",
-            o.lr);
-  }
-  setting("--warmup_steps", "warmup_steps", &o.warmup_steps, int64_t{0}, int64_t{100'000'000});
-  setting("--decay_steps", "decay_steps", &o.decay_steps, int64_t{0}, int64_t{100'000'000});
-  setting("--seed", "seed", &o.seed, int64_t{0}, INT64_MAX);
-  setting("--eval_batches", "eval_batches", &o.eval_batches, int64_t{1}, int64_t{100'000});
-  setting("--eval_every", "eval_every", &o.eval_every, int64_t{1}, int64_t{100'000'000});
-  setting("--log_every", "log_every", &o.log_every, int64_t{1}, int64_t{100'000'000});
-  setting("--steps", "steps", &o.steps, int64_t{0}, int64_t{100'000'000});
-  const nn::Json& no_compare = run_member(saved, "no_compare");
-  require(no_compare.kind == nn::Json::Kind::boolean, "\"", saved.file.path,
-          "\": run setting \"no_compare\" true or false, got another value");
-  if (!flags.given("--no_compare")) o.no_compare = no_compare.boolean;
+  take("--batch", &Options::batch);
+  take("--lr", &Options::lr);
+  take("--warmup_steps", &Options::warmup_steps);
+  take("--decay_steps", &Options::decay_steps);
+  take("--seed", &Options::seed);
+  take("--eval_batches", &Options::eval_batches);
+  take("--eval_every", &Options::eval_every);
+  take("--log_every", &Options::log_every);
+  take("--steps", &Options::steps);
+  take("--no_compare", &Options::no_compare);
   if (!flags.given("--save")) o.save = o.resume;  // the run keeps its file
 }
 
@@ -598,17 +641,30 @@ int main(int argc, char** argv) {
     // A checkpoint to resume or to start from: read and checked whole before anything else.
     const std::string from = o.resume.empty() ? o.load : o.resume;
     std::unique_ptr<Saved> saved;
+    SavedSettings settings;
     if (!from.empty()) {
       try {
         saved = std::make_unique<Saved>(read_saved(from, flags, o));
-      } catch (const Error& e) {
-        // A file of weights alone (nn::save's, PyTorch's) can start a run: --load only.
-        if (!o.resume.empty() ||
-            std::string(e.what()).find("not a qkv checkpoint") == std::string::npos)
-          throw;
+      } catch (const Error&) {
+        // A file of weights alone (nn::save's, PyTorch's: no "format" in its metadata) can
+        // start a run with --load; a file that says it is a checkpoint must be a whole one.
+        bool checkpoint = true;
+        try {
+          checkpoint = nn::load_safetensors(from).metadata.count("format") != 0;
+        } catch (const Error&) {  // not a safetensors file at all: the first error says so
+        }
+        if (!o.resume.empty() || checkpoint) throw;
       }
     }
-    if (saved) take_saved_settings(*saved, flags, o);
+    if (saved) {
+      // The rest of the file, checked whether it is resumed or loaded: its settings, its
+      // history, and AdamW's state and the generator's, restored into a scratch run.
+      settings = read_settings(*saved);
+      read_history(saved->file, settings.o.eval_every, settings.o.steps);
+      Run scratch = new_run(saved->config, o);
+      nn::restore_checkpoint(saved->file, *scratch.model, *scratch.opt, scratch.batches);
+      take_saved_settings(*saved, settings, flags, o);
+    }
 
     // The text, and the vocabulary: the text's own, or the checkpoint's.
     const bool builtin = o.data.empty();
@@ -616,6 +672,10 @@ int main(int argc, char** argv) {
     const std::string data_title =  // for figure titles: the file's name without its folders
         builtin ? data_name : std::filesystem::path(o.data).filename().string();
     const std::string text = builtin ? lesson::builtin_corpus() : read_text(o.data);
+    if (saved && settings.data_fingerprint == fingerprint(text))  // the text it names: its size too
+      require(settings.data_characters == static_cast<int64_t>(text.size()), "\"", from,
+              "\": run setting \"data_characters\" ", settings.data_characters,
+              ", but its text has ", text.size());
     std::unique_ptr<CharTokenizer> tok;
     try {
       tok = std::make_unique<CharTokenizer>(text);
@@ -667,12 +727,12 @@ int main(int argc, char** argv) {
                    "overwritten");
       nn::check_writable(o.save, "--save");
     }
-    const std::string dir = o.svg_dir.empty() ? "." : o.svg_dir;
-    if (o.steps > 0) {  // the figures' folder, made if it is not there (as os.makedirs)
-      fs::create_directories(dir, ec);
-      if (!fs::is_directory(dir))
-        throw Error("--svg_dir \"" + dir + "\" is not a folder and cannot be made one");
-    }
+    const std::string& dir = o.svg_dir;  // made and found writable as the flags were read
+    for (const char* figure : kFigures)  // the checkpoint must not be a file a figure replaces
+      if (!o.save.empty() &&
+          fs::weakly_canonical(o.save, ec) == fs::weakly_canonical(fs::path(dir) / figure, ec))
+        flags.fail("--save \"" + o.save + "\" is where the figure " + figure +
+                   " goes (--svg_dir): name another file");
     std::cout << "data: " << data_name << ", " << ids.size(0) << " characters, vocabulary of "
               << tok->vocab_size() << ", " << split.train.size(0) << " train / "
               << split.val.size(0) << " validation\n"
@@ -693,8 +753,7 @@ int main(int argc, char** argv) {
     if (saved && !o.resume.empty()) {
       nn::restore_checkpoint(saved->file, *run.model, *run.opt, run.batches);
       run.history = read_history(saved->file, o.eval_every, o.steps);
-      const nn::Json* trained_on = nn::json_member(saved->run, "data_fingerprint");
-      if (!trained_on || trained_on->text != fingerprint(text))
+      if (settings.data_fingerprint != fingerprint(text))
         std::cout << "(" << data_name << " is not the text this run was trained on: from here "
                   << "the losses differ from an uninterrupted run's)\n";
       std::cout << "resumed " << from << " at step " << run.opt->steps() << " of " << o.steps

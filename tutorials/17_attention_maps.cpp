@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   lesson::Flags flags("17_attention_maps",
                       "Every head of a trained tiny GPT as a heatmap, and what each one looks at.");
   flags.number("--steps", &steps, "training steps (the lesson's checks need 800)", 1, 10'000'000);
-  flags.text("--svg_dir", &svg_dir, "folder for attention_maps_untrained.svg and _trained.svg");
+  flags.output_folder("--svg_dir", &svg_dir, "folder for attention_maps_untrained.svg and _trained.svg");
   return lesson::run(flags, argc, argv, [&] {
     const std::string text = lesson::builtin_corpus();
     const CharTokenizer tok(text);

@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
       "The original transformer: an encoder-decoder learns to reverse and to sort digits.");
   flags.number("--steps", &steps, "training steps per task (the lesson's checks need 800)", 1,
                10'000'000);
-  flags.text("--svg_dir", &svg_dir, "folder for encoder_decoder_cross_attention.svg");
+  flags.output_folder("--svg_dir", &svg_dir, "folder for encoder_decoder_cross_attention.svg");
   return lesson::run(flags, argc, argv, [&] {
     // Held-out strings: their own generator; training skips every draw that is one of them, so
     // the model never sees them (short strings would otherwise recur: there are only 100 of

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   std::string svg_dir = ".";
   lesson::Flags flags("23_attention_variants",
                       "The attention family of today's models, one changed line at a time.");
-  flags.text("--svg_dir", &svg_dir, "folder for attention_variants_differential.svg");
+  flags.output_folder("--svg_dir", &svg_dir, "folder for attention_variants_differential.svg");
   return lesson::run(flags, argc, argv, [&] {
     NoGradGuard no_grad;
     Generator g(14);

@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   int64_t n = 512;
   lesson::Flags flags("24_matmul_ladder",
                       "The GEMM ladder: from three loops to most of the machine's peak.");
-  flags.number("--size", &n, "M = N = K of the product timed", 8, 4096);
+  flags.number("--size", &n, "M = N = K of the product timed (the naive step grows as size^3)", 8,
+               2048);
   return lesson::run(flags, argc, argv, [&] {
     // The ceiling is probed again after every step (highest_fma_peak_gflops keeps the highest
     // reading), and every share is taken of the final, highest reading: a probe that ran in a

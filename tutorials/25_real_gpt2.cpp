@@ -53,17 +53,17 @@ struct Options {
 
 lesson::Flags flags_for(Options& o) {
   lesson::Flags f(kProgram, "GPT-2 from its own files: tokens, embeddings, attention, next words");
-  f.text("--model", &o.model,
+  f.path("--model", &o.model,
          "a GPT-2 folder: config.json, model.safetensors, vocab.json, merges.txt");
-  f.text("--tokenizer", &o.tokenizer,
+  f.path("--tokenizer", &o.tokenizer,
          "only the tokens, from a folder with vocab.json + merges.txt (or encoder.json + "
          "vocab.bpe): no weights needed");
-  f.text("--prompt", &o.prompt, "the text to run");
+  f.nonempty_text("--prompt", &o.prompt, "the text to run");
   f.on_off("--print_ids", &o.print_ids, "print the prompt's token ids on one line");
   f.number("--top_logits", &o.top_logits, "the last position's K most likely next tokens", 0);
   f.number("--generate", &o.generate, "tokens to generate greedily (temperature 0)", 0);
   f.number("--head", &o.head, "the head of layer 0 whose attention is shown", 0);
-  f.text("--write_tiny", &o.write_tiny, "write the tiny random GPT-2's four files here, exit");
+  f.path("--write_tiny", &o.write_tiny, "write the tiny random GPT-2's four files here, exit");
   return f;
 }
 
@@ -299,20 +299,37 @@ int main(int argc, char** argv) {
   Options o;
   lesson::Flags flags = flags_for(o);
   return lesson::run(flags, argc, argv, [&] {
-    if (o.prompt.empty()) flags.fail("--prompt is empty: GPT-2 needs at least one token");
     try {
       nn::decode_utf8(o.prompt);
     } catch (const Error& e) {
       flags.fail("--prompt: " + std::string(e.what()));
     }
     if (!o.write_tiny.empty()) {
+      // All four files or none: written into a staging folder beside the target (removed if
+      // anything fails, a full disk say), then moved in, one rename each.
+      namespace fs = std::filesystem;
       std::error_code ec;
-      std::filesystem::create_directories(o.write_tiny, ec);
-      if (!std::filesystem::is_directory(o.write_tiny))
-        throw Error("--write_tiny \"" + o.write_tiny + "\": a folder for the four files, " +
-                    (std::filesystem::exists(o.write_tiny) ? std::string("got a file")
-                                                           : "could not make it: " + ec.message()));
-      write_tiny_gpt2(o.write_tiny);
+      const fs::path target = o.write_tiny;
+      if (fs::exists(target, ec) && !fs::is_directory(target, ec))
+        throw Error("--write_tiny \"" + o.write_tiny + "\": a folder for the four files, got a file");
+      fs::path staging = target;
+      staging += ".writing";
+      for (int n = 1; fs::exists(staging, ec); ++n) (staging = target) += ".writing" + std::to_string(n);
+      fs::create_directories(staging, ec);
+      if (!fs::is_directory(staging, ec))
+        throw Error("--write_tiny \"" + o.write_tiny + "\": could not make a folder beside it: " +
+                    ec.message());
+      lesson::remove_if_unfinished(staging.string());
+      write_tiny_gpt2(staging.string());
+      fs::create_directories(target, ec);
+      for (const char* file : {"vocab.json", "merges.txt", "model.safetensors", "config.json"}) {
+        fs::rename(staging / file, target / file, ec);
+        if (ec)
+          throw Error("--write_tiny \"" + o.write_tiny + "\": could not move " + file +
+                      " into it: " + ec.message());
+      }
+      fs::remove_all(staging, ec);
+      lesson::finished(staging.string());
       std::cout << "wrote the tiny GPT-2 to " << o.write_tiny << "\n";
       return 0;
     }
@@ -382,7 +399,7 @@ int main(int argc, char** argv) {
     if (T > c.block)
       fail("the prompt is " + std::to_string(T) + " tokens, more than the model's " +
            std::to_string(c.block) + " positions");
-    if (T + o.generate > c.block)
+    if (o.generate > c.block - T)  // (T + generate could overflow)
       fail("the prompt's " + std::to_string(T) + " tokens + --generate " +
            std::to_string(o.generate) + " pass the model's " + std::to_string(c.block) +
            " positions");

@@ -26,15 +26,22 @@ endif()
 file(WRITE ${dir}/foreign.bin "this is not a checkpoint at all, just some text")
 # edited.safetensors: one value of good.safetensors's header changed, the same number of bytes
 # (sed(1), POSIX), so the file still loads and the lesson's own checks must catch it.
-set(edits
-    "setting_not_boolean" [[s/\(no_compare[^:]*\): true/\1: 1234/]]
-    "seed_not_whole" [[s/\(seed[^:]*\): 1337/\1: 13.7/]]
-    "lr_negative" [[s/\("lr[^:]*\): 0\.001/\1: -0.01/]]
-    "history_shape" [[s/\(history\.eval":{"dtype":"F32","shape":\[\)2,4\]/\14,2]/]])
-list(FIND edits "${CASE}" at)
-if(at GREATER -1)
-  math(EXPR at "${at} + 1")
-  list(GET edits ${at} edit)
+# (An if chain, not a list: a CMake list would split a regex's [ ] in the wrong places.)
+set(edit "")
+if(CASE MATCHES "setting_not_boolean$")
+  set(edit [[s/\(no_compare[^:]*\): true/\1: 1234/]])
+elseif(CASE STREQUAL "seed_not_whole")
+  set(edit [[s/\(seed[^:]*\): 1337/\1: 13.7/]])
+elseif(CASE STREQUAL "lr_negative")
+  set(edit [[s/\("lr[^:]*\): 0\.001/\1: -0.01/]])
+elseif(CASE MATCHES "history_shape$")
+  set(edit [[s/\(history\.eval":{"dtype":"F32","shape":\[\)2,4\]/\14,2]/]])
+elseif(CASE STREQUAL "unknown_setting")
+  set(edit [[s/log_every/log_everz/]])
+elseif(CASE STREQUAL "generator_negative_seed")
+  set(edit [[s/"generator":"1337 /"generator":"-337 /]])
+endif()
+if(NOT edit STREQUAL "")
   execute_process(COMMAND sed "${edit}" INPUT_FILE ${dir}/good.safetensors
                   OUTPUT_FILE ${dir}/edited.safetensors)
   file(SIZE ${dir}/edited.safetensors edited_size)

@@ -6,7 +6,7 @@
 # In ARGS, {dir} stands for the case's folder, which holds model folders made from the
 # lesson's tiny GPT-2 (--write_tiny): tiny (whole), empty, no_weights (model.safetensors
 # removed) and wide (config.json says n_embd 48, the weights have 32). {bad_utf8} stands for a
-# prompt with a byte that is not UTF-8.
+# prompt with a byte that is not UTF-8, {esc} for the byte 0x1b.
 # In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.
 set(dir ${DIR}/gpt2_rejects_${CASE})
 file(REMOVE_RECURSE ${dir})
@@ -29,6 +29,8 @@ file(WRITE ${dir}/wide/config.json "${config}")
 string(REPLACE "{dir}" "${dir}" args "${ARGS}")
 string(ASCII 255 bad_byte)  # {bad_utf8}: a prompt that is not UTF-8
 string(REPLACE "{bad_utf8}" "It is ${bad_byte} hot" args "${args}")
+string(ASCII 27 esc)  # {esc}: the escape byte that starts a terminal's control sequences
+string(REPLACE "{esc}" "${esc}" args "${args}")
 file(MAKE_DIRECTORY ${dir}/tmp)
 execute_process(COMMAND ${CMAKE_COMMAND} -E env TMPDIR=${dir}/tmp ${emulator} ${EXE} ${args}
                 OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)

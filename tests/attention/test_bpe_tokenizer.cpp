@@ -57,6 +57,19 @@ TEST(BpeTokenizer, OpenAisFileNamesLoadTheSame) {
   for (const BpeCase& c : kBpeCases) EXPECT_EQ(openai.encode(c.text), c.ids) << c.text;
 }
 
+// A folder with both pairs of files: which one belongs to the model cannot be told, so neither
+// is picked silently.
+TEST(BpeTokenizer, AFolderWithBothPairsOfFilesIsRefused) {
+  TempDir dir;
+  for (const auto& [from, to] : {std::pair{"vocab.json", "encoder.json"},
+                                 std::pair{"merges.txt", "vocab.bpe"},
+                                 std::pair{"vocab.json", "vocab.json"},
+                                 std::pair{"merges.txt", "merges.txt"}})
+    write(dir.file(to), read(kData + "/" + from));
+  EXPECT_TRUE(testing::throws_error([&] { BpeTokenizer::from_folder(dir.path()); },
+                                    {"from_folder", "both vocab.json + merges.txt and encoder.json"}));
+}
+
 TEST(BpeTokenizer, TrainingLearnsTheReferenceMerges) {
   const BpeTokenizer learned = BpeTokenizer::train(read(kData + "/corpus.txt"), kBpeMerges);
   const BpeTokenizer files = BpeTokenizer::from_folder(kData);

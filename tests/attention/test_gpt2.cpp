@@ -112,6 +112,16 @@ TEST(Gpt2, Gpt2SmallsConfigReadsAsGpt2Small) {
   const GPTConfig back = gpt2_config(gpt2_config_json(c), "again");
   EXPECT_EQ(back.n_embd, 768);
   EXPECT_EQ(back.layer_norm_eps, 1e-5);
+  // What newer versions of transformers write for GPT-2, spelled out: GPT-2's own choices.
+  EXPECT_EQ(gpt2_config(R"({"n_embd": 8, "n_head": 2, "n_layer": 1, "n_positions": 4,
+    "vocab_size": 300, "n_inner": null, "scale_attn_weights": true, "tie_word_embeddings": true,
+    "scale_attn_by_inverse_layer_idx": false, "reorder_and_upcast_attn": false,
+    "add_cross_attention": false, "model_type": "gpt2"})",
+                        "c")
+                .n_embd,
+            8);
+  EXPECT_EQ(gpt2_config(R"({"n_embd": 8, "n_head": 2, "n_layer": 1, "n_positions": 4,
+    "vocab_size": 300, "n_inner": 32})", "c").n_embd, 8);  // 4 * n_embd, said outright
   EXPECT_EQ(gpt2_config(R"({"n_embd": 8, "n_head": 2, "n_layer": 1, "n_positions": 4,
     "vocab_size": 300, "activation_function": "gelu"})",
                         "c")

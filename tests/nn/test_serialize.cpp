@@ -490,6 +490,8 @@ TEST(Checkpoint, ABadFileIsRefusedBeforeAnythingChanges) {
       {"lr", "1e999", {"learning rate", "\"1e999\""}},
       {"lr", "-1", {"learning rate", "\"-1\""}},
       {"lr", "0.01x", {"learning rate", "\"0.01x\""}},
+      {"lr", "0x1p-10", {"learning rate", "\"0x1p-10\""}},
+      {"lr", " 0.01", {"learning rate", "\" 0.01\""}},
       {"step", "-3", {"step count", "\"-3\""}},
       {"step", "99999999999999999999", {"step count"}},
       {"generator", "not a generator", {"Generator::set_state"}},

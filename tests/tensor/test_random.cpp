@@ -2,6 +2,9 @@
 // tools/gen_torch_reference.py, PyTorch 1.13), on both sides of the 16-element switch.
 #include <cmath>
 #include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "tests/testing.h"
 
@@ -113,6 +116,49 @@ TEST(Random, StateRoundTripsIncludingTheCachedNormal) {
   h.set_state(saved);
   EXPECT_TRUE(testing::tensor_equal(raw::cat({randn({3}, &h), rand({17}, &h)}), expected));
   EXPECT_TRUE(testing::throws_error([&] { h.set_state("not a state"); }, {"Generator::set_state"}));
+}
+
+// A state that Generator::state() could not have written is refused whole, and the generator
+// keeps its own: trailing words, a negative or overflowing seed, a normal that is not finite, an
+// engine word of 2^32 or more, a missing word.
+TEST(Random, AStateThatIsNotOneIsRefusedAndChangesNothing) {
+  Generator g(11);
+  randn({1}, &g);
+  const std::string good = g.state();
+  std::vector<std::string> words;
+  {
+    std::istringstream is(good);
+    for (std::string w; is >> w;) words.push_back(w);
+  }
+  const auto with = [&](size_t i, const std::string& w) {
+    std::vector<std::string> v = words;
+    v[i] = w;
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : " ") + x;
+    return s;
+  };
+  const std::vector<std::string> bad = {
+      good + " trailing junk",
+      with(0, "-1"),
+      with(0, "99999999999999999999"),
+      with(1, "2"),
+      with(2, "nan"),
+      with(2, "1e999"),
+      with(2, "0x1p3"),
+      with(3, "4294967296"),
+      with(3, "18446744073709551615"),
+      with(words.size() - 1, "-1"),
+      good.substr(0, good.rfind(' ')),
+  };
+  Generator h(3);
+  const std::string before = h.state();
+  for (const std::string& s : bad) {
+    EXPECT_TRUE(testing::throws_error([&] { h.set_state(s); }, {"Generator::set_state"}))
+        << s.substr(0, 80);
+    EXPECT_EQ(h.state(), before);
+  }
+  h.set_state(with(0, "18446744073709551615"));  // the largest seed is a seed
+  EXPECT_EQ(h.initial_seed(), 18446744073709551615ull);
 }
 
 // randn's multiply-adds round once, as torch's FMA instructions do, on every platform: where

@@ -9,10 +9,12 @@
 //
 // As Python's argparse takes them: "--name value" or "--name=value", a switch alone ("--name"),
 // the last of a repeated flag wins. Numbers are written in decimal ("12", "-3", "1e-3", "0.5"):
-// no spaces, no hex, no "inf" or "nan". --help (or -h) prints each flag with what it takes and
-// its default, and the program exits with status 0. A bad flag (unknown, without its value, not a number, out
-// of range) is a UsageError: lesson::run prints it as one line "<program>: error: <what>" and
-// exits with status 2. So does flags.fail(...), for the checks a program makes across flags.
+// no spaces, no hex, no "inf" or "nan". A path is never empty, and an output folder is made and
+// found writable before the program starts its work. --help (or -h) prints each flag with what
+// it takes and its default, and the program exits with status 0. A bad flag (unknown, without
+// its value, not a number, out of range, an unusable path) is a UsageError: lesson::run prints
+// it as one line "<program>: error: <what>" and exits with status 2. So does flags.fail(...),
+// for the checks a program makes across flags.
 #pragma once
 
 #include <cerrno>
@@ -20,6 +22,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
@@ -47,6 +51,49 @@ class Flags {
     add(name, "TEXT", help, quoted(*target), [target](const std::string& value) {
       *target = value;
       return std::string();
+    });
+  }
+
+  // A text that must not be empty ("--prompt ''" is a mistake, not a request for the default).
+  void nonempty_text(const std::string& name, std::string* target, const std::string& help) {
+    add(name, "TEXT", help, quoted(*target), [=](const std::string& value) {
+      if (value.empty()) return name + " needs a text, got an empty one";
+      *target = value;
+      return std::string();
+    });
+  }
+
+  // A path to read or write ("" would name no file, or the root folder once a name is added).
+  void path(const std::string& name, std::string* target, const std::string& help) {
+    add(name, "PATH", help, quoted(*target), [=](const std::string& value) {
+      if (value.empty()) return name + " needs a path, got an empty one";
+      *target = value;
+      return std::string();
+    });
+  }
+
+  // A folder the program writes into: made if it is not there (as Python's os.makedirs), and
+  // found writable once the flags are read, before the program does its work, not after.
+  void output_folder(const std::string& name, std::string* target, const std::string& help) {
+    path(name, target, help);
+    after_parse_.push_back([name, target] {
+      namespace fs = std::filesystem;
+      std::error_code ec;
+      fs::create_directories(*target, ec);
+      if (!fs::is_directory(*target, ec))
+        throw UsageError(name + " \"" + *target + "\" is not a folder and cannot be made one" +
+             (fs::exists(*target, ec) ? " (a file has that name)" : ""));
+      // A file of a name nothing has, made and removed: the folder takes new files.
+      for (int n = 0;; ++n) {
+        const fs::path probe = fs::path(*target) / (".qkv_write_test." + std::to_string(n));
+        if (fs::exists(probe, ec)) continue;
+        std::ofstream out(probe, std::ios::binary);
+        const bool ok = out.is_open();
+        out.close();
+        fs::remove(probe, ec);
+        if (!ok) throw UsageError(name + " \"" + *target + "\": cannot write files in this folder");
+        break;
+      }
     });
   }
 
@@ -136,13 +183,14 @@ class Flags {
         if (i + 1 >= argc) fail(name + " needs a value (" + name + " " + flag->metavar + ")");
         value = argv[++i];
       }
-      if (!flag->metavar.empty() && eq != std::string::npos && value.empty() &&
-          flag->metavar != "TEXT")
+      if (eq != std::string::npos && value.empty() && flag->metavar != "TEXT" &&
+          flag->metavar != "PATH")
         fail(name + " needs a value after '='");
       const std::string error = flag->set(value);
       if (!error.empty()) fail(error);
       given_.push_back(name);
     }
+    for (const auto& check : after_parse_) check();
   }
 
   // Whether the command line named this flag (for a value that must then agree with a file).
@@ -240,6 +288,7 @@ class Flags {
   std::string program_, summary_;
   std::vector<Flag> flags_;
   Flag rest_;  // its `set` is empty unless rest() was called
+  std::vector<std::function<void()>> after_parse_;  // checks that need every flag read
   std::vector<std::string> given_;
 };
 

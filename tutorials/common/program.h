@@ -21,8 +21,10 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -37,6 +39,7 @@
 #ifdef _WIN32
 #include <io.h>
 #else
+#include <fcntl.h>
 #include <unistd.h>
 #endif
 
@@ -54,11 +57,69 @@ inline void finished(const std::string& path) {
   std::erase(paths, path);
 }
 
-// The message as one line: a newline inside it would make two.
-inline std::string one_line(std::string message) {
-  for (char& c : message)
-    if (c == '\n' || c == '\r') c = ' ';
-  return message;
+// The message as one line a terminal shows as it is: a newline or tab becomes a space, any other
+// control byte, and any byte that is not part of a valid UTF-8 character (from a file name or a
+// file's contents echoed in the message), is written \xNN; past 1,000 bytes it is cut short.
+inline std::string one_line(const std::string& message) {
+  constexpr size_t kMost = 1000;
+  std::string out;
+  size_t i = 0;
+  while (i < message.size() && out.size() < kMost) {
+    const auto c = static_cast<unsigned char>(message[i]);
+    // The length of a valid UTF-8 sequence starting here, or 0 (RFC 3629: no overlong forms,
+    // no surrogates, nothing above U+10FFFF).
+    size_t n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+             : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    for (size_t k = 1; k < n; ++k) {
+      const auto t = i + k < message.size() ? static_cast<unsigned char>(message[i + k]) : 0;
+      const bool ok = (t & 0xC0) == 0x80 &&
+                      (k != 1 || ((c != 0xE0 || t >= 0xA0) && (c != 0xED || t < 0xA0) &&
+                                  (c != 0xF0 || t >= 0x90) && (c != 0xF4 || t < 0x90)));
+      if (!ok) n = 0;
+    }
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else if (n == 0 || c < 0x20 || c == 0x7F) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+      n = 1;
+    } else {
+      out.append(message, i, n);
+    }
+    i += n == 0 ? 1 : n;
+  }
+  if (i < message.size())
+    out += "... (" + std::to_string(message.size() - i) + " bytes more)";
+  return out;
+}
+
+// Standard streams that are closed (a shell's ">&-") are opened on /dev/null: otherwise the
+// next file the program opens would take their number, and what it prints would go into that
+// file (a checkpoint). Returns whether stdout was closed.
+inline bool stdout_was_closed() {
+#ifdef _WIN32
+  return false;
+#else
+  bool closed_stdout = false;
+  for (int fd = 0; fd <= 2; ++fd)
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);  // takes the lowest free number: fd
+      closed_stdout = closed_stdout || fd == 1;
+    }
+  return closed_stdout;
+#endif
+}
+
+// Whether everything printed reached stdout; "" if so, else why not (a full disk, a closed pipe).
+inline std::string output_failure() {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int why = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return "";
+  return std::string("writing the output (stdout) failed") +
+         (why != 0 ? std::string(": ") + std::strerror(why) : std::string(" (a full disk? a closed pipe?)"));
 }
 
 template <class Body>
@@ -73,12 +134,19 @@ int run(Flags& flags, int argc, char** argv, Body&& body) {
     unfinished_paths().clear();
     return status;
   };
+  // What the program printed must have been written: a lesson whose output went nowhere (a full
+  // disk, a closed stdout) has not done its work.
+  const auto written = [&](int status) {
+    const std::string failure = output_failure();
+    return failure.empty() ? status : error(failure, 1);
+  };
   try {
+    if (stdout_was_closed()) return error("stdout is closed: nothing the program prints would be seen", 1);
     flags.parse(argc, argv);
     qkv::check_environment();  // QKV_NUM_THREADS, QKV_FUSED, QKV_MAX_TENSOR_BYTES
-    return body();
+    return written(body());
   } catch (const HelpShown&) {
-    return 0;
+    return written(0);
   } catch (const UsageError& e) {
     return error(e.what(), 2);
   } catch (const std::bad_alloc&) {
