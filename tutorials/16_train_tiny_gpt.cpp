@@ -465,10 +465,10 @@ SavedSettings read_settings(const Saved& saved) {
                                 "seed",       "eval_batches", "eval_every",   "log_every",
                                 "no_compare", "steps",        "data",         "data_characters",
                                 "data_fingerprint"};
-  for (const auto& [key, value] : saved.run.members)
+  for (const nn::JsonMember& m : saved.run.members)
     require(std::find_if(std::begin(known), std::end(known),
-                         [&](const char* k) { return key == k; }) != std::end(known),
-            "\"", path, "\": run settings the lesson writes, got an unknown one \"", key, "\"");
+                         [&](const char* k) { return m.key == k; }) != std::end(known),
+            "\"", path, "\": run settings the lesson writes, got an unknown one \"", m.key, "\"");
   SavedSettings r;
   Options& o = r.o;
   o.batch = run_setting(saved, "batch", int64_t{1}, int64_t{65536});
