@@ -1,14 +1,23 @@
-// check.h: the checker of the exercises (exercises.h). Each check takes the function to grade
-// (the learner's, a solution or a wrong answer: the same type), runs it on inputs no lesson
-// prints (other seeds, odd shapes such as 1, 7 and 33, broadcast cases, scores in the hundreds)
-// and compares it with qkv's own implementation; a backward is also held to finite
-// differences. It never runs the reference in the graded function's place.
-//
-// A failure names the input, the first wrong index, both values and the largest difference,
-// and a hint when the result matches a mistake it knows. A function that throws, returns the
-// wrong shape, an undefined tensor or NaN fails with what was expected: never a crash.
+// check.h: the checker of the exercises (exercises.h). Each exercise has a list of inputs
+// (cases): other seeds, odd and empty shapes, transposed, sliced and expanded inputs, value
+// widths unlike key widths, scores in the hundreds, each written down with the mistakes it is
+// there to catch. On every case the checker
+//   1. computes qkv's own answer first, on a copy of the inputs made for it alone;
+//   2. runs the graded function, and fails it if it threw, or if it changed any input
+//      ("modified its input 'param'");
+//   3. compares every output; on a difference it says where and how far, then runs every known
+//      mistake of that exercise (the catalogue in wrong/) on the same input: when your output
+//      is one of theirs, the hint names that mistake and the line of the math it breaks. A hint
+//      is never given for a mistake whose output yours does not match.
+// Where a model trains through the exercise, it also runs backward through your function and
+// compares the gradient of every input with qkv's own (a function that breaks the graph fails
+// and says so). It never runs the reference in the graded function's place, and a function
+// that throws, returns the wrong shape, an undefined tensor or NaN fails with what was
+// expected: never a crash.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +29,8 @@ struct Outcome {
   enum Kind { passed, failed, not_implemented } kind = passed;
   std::string message;  // why it failed (and a hint), or the stub's message
   std::string note;     // a figure a pass reports (24.1: GFLOP/s and share of the peak)
+  std::vector<std::string> diagnosed;  // the known mistakes (wrong/) whose output it matched
+  int64_t failed_case = -1;            // the case it failed on (its index), -1 for none
 };
 
 struct ExerciseInfo {
@@ -73,26 +84,47 @@ struct Functions {
   signature::gemm_packed_kernel gemm_packed_kernel;
 };
 
-// The check of exercise `id` ("07.1") on f's function for it.
-Outcome check(const std::string& id, const Functions& f);
+// A known mistake of one exercise (the catalogue, wrong/<id>_<name>.cpp): the function that
+// makes it, what to do about it, and the line of the exercise's math it breaks.
+template <class F>
+struct Mistake {
+  const char* name;  // the function in wrong/
+  F fn;
+  const char* hint;
+  const char* math;
+  // A mistake whose outputs are right (loops outside autograd, an input written over): the
+  // checker's own words name it, and this phrase is in them ("no gradient flows", "modified
+  // its input 'param'"). nullptr: it is known by its output.
+  const char* caught_as = nullptr;
+};
+template <class F>
+using Catalogue = std::vector<Mistake<F>>;
 
-Outcome check_broadcast_add(decltype(&broadcast_add) f);
-Outcome check_sum_to_shape(decltype(&sum_to_shape) f);
-Outcome check_matmul_backward(decltype(&matmul_backward) f);
-Outcome check_softmax_rows(decltype(&softmax_rows) f);
-Outcome check_attention(decltype(&attention) f);
-Outcome check_split_heads(decltype(&split_heads) f);
-Outcome check_merge_heads(decltype(&merge_heads) f);
-Outcome check_cross_attention(decltype(&cross_attention) f);
-Outcome check_causal_attention(decltype(&causal_attention) f);
-Outcome check_causal_attention_renormalised(decltype(&causal_attention_renormalised) f);
-Outcome check_softmax_backward(decltype(&softmax_backward) f);
-Outcome check_adamw_step(decltype(&adamw_step) f);
-Outcome check_layer_norm_backward(decltype(&layer_norm_backward) f);
-Outcome check_kv_append(decltype(&kv_append) f);
-Outcome check_decode_step(decltype(&decode_step) f);
-Outcome check_online_softmax_attention(decltype(&online_softmax_attention) f);
-Outcome check_rope_rotate(decltype(&rope_rotate) f);
-Outcome check_gemm_packed_kernel(decltype(&gemm_packed_kernel) f);
+struct CheckOptions {
+  // prove_exercises: run the diagnosis on every case the function passes as well; a correct
+  // output named as a mistake is then a failure (the checker's own bug, never a learner's).
+  bool diagnose_passes = false;
+  int64_t only_case = -1;    // >= 0: run that case alone (and its gradients)
+  bool values_only = false;  // skip the gradient checks
+};
+
+// The check of exercise `id` ("07.1") on f's function for it.
+Outcome check(const std::string& id, const Functions& f, const CheckOptions& options = {});
+
+// One case of an exercise, as written down: its input, and the mistakes (names in wrong/) it
+// is there to catch; `only` lists those that no other case of the exercise catches.
+struct CaseInfo {
+  std::string input;
+  std::vector<std::string> catches, only;
+};
+std::vector<CaseInfo> cases(const std::string& id);
+
+// Every catalogued mistake, and how to put it in place of its exercise's function.
+struct KnownMistake {
+  std::string id, name, hint;
+  std::function<void(Functions&)> put_in_place;
+  std::string caught_as;  // Mistake::caught_as, "" for none
+};
+std::vector<KnownMistake> known_mistakes();
 
 }  // namespace qkv::exercises

@@ -6,11 +6,14 @@
 //   ./build/release/tutorials/exercises/check_exercises 07.1     one exercise
 //   ./build/release/tutorials/exercises/check_exercises          all of them, and a summary
 //
-// The checker (check.h) compares your function with qkv's own on inputs no lesson prints. The
-// reference solutions are in solutions/ (read them after trying); wrong/ holds typical wrong
-// answers, which the checker must reject. Write each exercise with qkv's ops (matmul, softmax,
-// transpose, ...): the ones that train (12.1) need gradients to flow through them. An exercise
-// may call the exercises before it, never one after it.
+// The checker (check.h) compares your function with qkv's own on inputs no lesson prints
+// (check_exercises --cases 07.1 lists them, with the mistakes each is there to catch), checks
+// that it leaves its inputs as they were and, where a model trains through it, that its
+// gradients are attention's. When your output is that of a known mistake (the catalogue in
+// wrong/), it names the mistake. The reference solutions are in solutions/ (read them after
+// trying). Write each exercise with qkv's ops (matmul, softmax, transpose, ...): the ones a
+// model trains through need gradients to flow through them. An exercise may call the exercises
+// before it, never one after it.
 //
 // Shapes: B batch, H heads, T positions (T_q queries, T_k keys), D head size, C = H * D.
 #pragma once

@@ -1,8 +1,11 @@
 // exercise_milestones: your exercises running the real thing.
 //
 //   1. Your causal attention (12.1) in every block of lesson 16's tiny GPT, in the attention
-//      core's place (GPT::set_attention), trained on the built-in corpus: its validation loss
-//      must end below the bigram baseline's (lesson 05: what one character predicts of the next).
+//      core's place (GPT::set_attention). At step 0, on the first batch, every block's W_q and
+//      W_k gradients must equal those of the same model with qkv's own attention (they reach
+//      W_q and W_k only through your function's backward). Then it trains on the built-in
+//      corpus: its validation loss must end below the bigram baseline's (lesson 05: what one
+//      character predicts of the next).
 //   2. Your decoding step (19.2) with the KV cache generates exactly the tokens that recomputing
 //      the whole context for every token generates with qkv's own attention.
 //
@@ -13,6 +16,7 @@
 // `--steps N` trains milestone 1 for N steps instead of 400: a shorter run executes every line
 // but has not had time to learn, so its check reports "skipped" (the sanitizer builds run it
 // that way, as they do the training lessons: tutorials/CMakeLists.txt).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -53,6 +57,48 @@ double bigram_val_loss(const TextSplit& split, int64_t V) {
   return loss / static_cast<double>(val.size() - 1);
 }
 
+// The step-0 check of milestone 1: each block's W_q and W_k gradients with `mine` in the
+// attention core's place against qkv's own, on the first training batch. "" when they agree.
+std::string step0_gradients(const TextSplit& split, int64_t V, int64_t B, int64_t T) {
+  const GPTConfig config{.vocab_size = V, .n_embd = 64, .n_head = 4, .n_layer = 2, .block = T};
+  manual_seed(1337);
+  GPT yours(config);
+  yours.set_attention([](const Tensor& q, const Tensor& k, const Tensor& v) {
+    return mine::causal_attention(q, k, v);
+  });
+  manual_seed(1337);
+  GPT own(config);  // the same weights
+  Generator g(1337);
+  const Batch b = get_batch(split.train, T, B, g);
+  for (GPT* m : {&yours, &own})
+    backward(cross_entropy(view((*m)(b.x), {B * T, V}), view(b.y, {B * T})));
+  const auto theirs = own.named_parameters();
+  double worst = 0;
+  for (const auto& [name, p] : yours.named_parameters()) {
+    const bool qk = name.size() > 9 && (name.substr(name.size() - 9) == ".q.weight" ||
+                                        name.substr(name.size() - 9) == ".k.weight");
+    if (!qk) continue;
+    Tensor want;
+    for (const auto& [other, q] : theirs)
+      if (other == name) want = grad(q);
+    const Tensor have = grad(p);
+    if (!have.defined())
+      return "no gradient reaches " + name +
+             ": your causal_attention breaks the graph (write it with qkv's ops)";
+    const double scale = max(abs(want)).item<float>(), diff = max(abs(have - want)).item<float>();
+    if (!(diff <= 1e-3 * scale + 1e-7))
+      return "the gradient of " + name + " differs from qkv's own attention's by " +
+             std::to_string(diff) + " (its largest entry is " + std::to_string(scale) +
+             "): your causal_attention's backward is not attention's";
+    worst = std::max(worst, diff / scale);
+  }
+  std::printf(
+      "  step 0: every block's W_q and W_k gradients are qkv's own attention's (largest "
+      "relative difference %.1e): ok\n",
+      worst);
+  return "";
+}
+
 // Lesson 16's validation loss: 20 batches from a generator seeded 0.
 double val_loss(GPT& m, const TextSplit& split, int64_t B, int64_t T) {
   NoGradGuard no_grad;
@@ -83,6 +129,16 @@ int main(int argc, char** argv) {
     int failures = 0;
 
     std::cout << "Milestone 1: the tiny GPT trained through your causal_attention (12.1)\n";
+    try {
+      const std::string wrong_gradients = step0_gradients(split, V, B, T);
+      if (!wrong_gradients.empty()) {
+        std::cout << "  FAILED at step 0: " << wrong_gradients << "\n";
+        return 1;
+      }
+    } catch (const std::exception& e) {
+      std::cout << "  FAILED at step 0: " << e.what() << "\n";
+      return 1;
+    }
     manual_seed(1337);
     GPT m(GPTConfig{.vocab_size = V, .n_embd = 64, .n_head = 4, .n_layer = 2, .block = T});
     m.set_attention([](const Tensor& q, const Tensor& k, const Tensor& v) {

@@ -1,5 +1,10 @@
-// Exercise 02.1 (sum_to_shape): typical wrong answers, each a whole function with one
-// mistake. The checker must reject every one (prove_exercises, a ctest test).
+// Exercise 02.1 (sum_to_shape): the catalogue of known mistakes, each a whole function with one
+// mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
+// learner made; prove_exercises proves it rejects and names every one.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
 namespace qkv::exercises::wrong {
@@ -24,6 +29,61 @@ Tensor sum_to_shape_drops_dims(const Tensor& grad, const Shape& shape) {
   for (int64_t d = g.dim() - 1; d >= 0; --d)
     if (shape[static_cast<size_t>(d)] == 1 && g.size(d) != 1) g = sum(g, d);
   return g;
+}
+
+// Wrong: sums only the first stretched size-1 dim (a break after the first).
+Tensor sum_to_shape_first_stretched_only(const Tensor& grad, const Shape& shape) {
+  Tensor g = grad;
+  while (g.dim() > static_cast<int64_t>(shape.size())) g = sum(g, 0);
+  for (int64_t d = 0; d < g.dim(); ++d)
+    if (shape[static_cast<size_t>(d)] == 1 && g.size(d) != 1) {
+      g = sum(g, d, /*keepdim=*/true);
+      break;
+    }
+  return g;
+}
+
+// Wrong: sums one leading dim (an if where a while belongs).
+Tensor sum_to_shape_one_leading_dim(const Tensor& grad, const Shape& shape) {
+  Tensor g = grad;
+  if (g.dim() > static_cast<int64_t>(shape.size())) g = sum(g, 0);
+  for (int64_t d = 0; d < g.dim() && d < static_cast<int64_t>(shape.size()); ++d)
+    if (shape[static_cast<size_t>(d)] == 1 && g.size(d) != 1) g = sum(g, d, /*keepdim=*/true);
+  return g;
+}
+
+// Wrong: averages over the broadcast dims instead of summing.
+Tensor sum_to_shape_mean(const Tensor& grad, const Shape& shape) {
+  Tensor g = grad;
+  while (g.dim() > static_cast<int64_t>(shape.size())) g = mean(g, 0);
+  for (int64_t d = 0; d < g.dim(); ++d)
+    if (shape[static_cast<size_t>(d)] == 1 && g.size(d) != 1) g = mean(g, d, /*keepdim=*/true);
+  return g;
+}
+
+const Catalogue<signature::sum_to_shape>& sum_to_shape_mistakes() {
+  static const Catalogue<signature::sum_to_shape> c = {
+      {"sum_to_shape_not_reduced", sum_to_shape_not_reduced,
+       "sum the gradient over every dim that was broadcast (size 1 or missing in x)",
+       "dx = grad summed over the leading dims x lacks and the dims where x has size 1"},
+      {"sum_to_shape_leading_only", sum_to_shape_leading_only,
+       "after the leading dims, also sum (keepdim) every dim where x has size 1",
+       "dx[.., 0, ..] = sum over i of grad[.., i, ..] where x has size 1"},
+      {"sum_to_shape_drops_dims", sum_to_shape_drops_dims,
+       "keep the summed size-1 dims (keepdim=true): the result must have exactly x's shape",
+       "dx has x's shape"},
+      {"sum_to_shape_first_stretched_only", sum_to_shape_first_stretched_only,
+       "sum every dim where x has size 1, not only the first: x (1, 3, 1) was stretched along "
+       "dims 0 and 2",
+       "dx[.., 0, ..] = sum over i of grad[.., i, ..], for each dim where x has size 1"},
+      {"sum_to_shape_one_leading_dim", sum_to_shape_one_leading_dim,
+       "sum away every leading dim x does not have (a loop, not one sum): (2, 3, 4) to (4,) "
+       "sums two",
+       "dx = grad summed over the leading grad.dim() - x.dim() dims"},
+      {"sum_to_shape_mean", sum_to_shape_mean,
+       "sum, do not average: every copy of x's element added its gradient",
+       "dx = sum (not mean) of grad over the broadcast dims"}};
+  return c;
 }
 
 }  // namespace qkv::exercises::wrong

@@ -1,5 +1,10 @@
-// Exercise 02.2 (matmul_backward): typical wrong answers, each a whole function with one
-// mistake. The checker must reject every one (prove_exercises, a ctest test).
+// Exercise 02.2 (matmul_backward): the catalogue of known mistakes, each a whole function with one
+// mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
+// learner made; prove_exercises proves it rejects and names every one.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
 namespace qkv::exercises::wrong {
@@ -17,6 +22,41 @@ MatmulGrads matmul_backward_swapped(const Tensor& a, const Tensor& b, const Tens
 // Wrong: returns dB transposed: dC^T A, (N, K).
 MatmulGrads matmul_backward_db_transposed(const Tensor& a, const Tensor& b, const Tensor& dc) {
   return {matmul(dc, transpose(b, 0, 1)), matmul(transpose(dc, 0, 1), a)};
+}
+
+// Wrong: averages dB over the rows of C (a mean where the sum belongs).
+MatmulGrads matmul_backward_mean_over_rows(const Tensor& a, const Tensor& b, const Tensor& dc) {
+  return {matmul(dc, transpose(b, 0, 1)),
+          matmul(transpose(a, 0, 1), dc) / static_cast<float>(a.size(0))};
+}
+
+// Wrong: loops over the inputs' memory as if each were contiguous (a transposed a and a sliced
+// b are not).
+MatmulGrads matmul_backward_reads_memory(const Tensor& a, const Tensor& b, const Tensor& dc) {
+  auto memory = [](const Tensor& t) {
+    const float* p = t.data_ptr<float>();
+    return from_vector(std::vector<float>(p, p + t.numel()), t.shape());
+  };
+  return solution::matmul_backward(memory(a), memory(b), memory(dc));
+}
+
+const Catalogue<signature::matmul_backward>& matmul_backward_mistakes() {
+  static const Catalogue<signature::matmul_backward> c = {
+      {"matmul_backward_no_transpose", matmul_backward_no_transpose,
+       "transpose B for dA: dA = dC B^T, (M, N) @ (N, K)", "dA = dC @ B^T"},
+      {"matmul_backward_swapped", matmul_backward_swapped,
+       "dA takes B and dB takes A: each input's gradient is made of the other input",
+       "dA = dC @ B^T, dB = A^T @ dC"},
+      {"matmul_backward_db_transposed", matmul_backward_db_transposed,
+       "dB = A^T dC, (K, N): you computed dC^T A, its transpose", "dB = A^T @ dC"},
+      {"matmul_backward_mean_over_rows", matmul_backward_mean_over_rows,
+       "sum over C's rows, do not average: every row of C used all of B",
+       "dB[k, j] = sum over i of A[i, k] dC[i, j]"},
+      {"matmul_backward_reads_memory", matmul_backward_reads_memory,
+       "read the inputs with qkv's ops or to_vector() (row-major whatever the layout), not "
+       "data_ptr(): a transposed or sliced view's memory is in another order",
+       "A[i, k] is the element at row i, column k of A as a tensor, not of its memory"}};
+  return c;
 }
 
 }  // namespace qkv::exercises::wrong

@@ -1,6 +1,10 @@
-// Exercise 08.1 (attention): typical wrong answers, each a whole function with one
-// mistake. The checker must reject every one (prove_exercises, a ctest test).
+// Exercise 08.1 (attention): the catalogue of known mistakes, each a whole function with one
+// mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
+// learner made; prove_exercises proves it rejects and names every one.
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
 namespace qkv::exercises::wrong {
@@ -20,6 +24,54 @@ Tensor attention_softmax_over_queries(const Tensor& q, const Tensor& k, const Te
 Tensor attention_scale_by_d(const Tensor& q, const Tensor& k, const Tensor& v) {
   const float D = static_cast<float>(q.size(-1));
   return matmul(softmax(matmul(q, transpose(k, -2, -1)) / D, -1), v);
+}
+
+// Wrong: scales by the square root of the values' width, not the keys'.
+Tensor attention_scale_by_value_width(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(v.size(-1))));
+  return matmul(softmax(matmul(q, transpose(k, -2, -1)) / scale, -1), v);
+}
+
+// Wrong: subtracts the max of every score at once before its own softmax: right while the
+// scores are few and small, but an empty batch has no max.
+Tensor attention_global_max(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  const Tensor scores = matmul(q, transpose(k, -2, -1)) / scale;
+  const Tensor e = exp(scores - max(scores));
+  return matmul(e / sum(e, -1, /*keepdim=*/true), v);
+}
+
+// Wrong: reads k's and v's memory in order, as if they were contiguous (a transposed or
+// sliced view is not).
+Tensor attention_reads_memory(const Tensor& q, const Tensor& k, const Tensor& v) {
+  auto memory = [](const Tensor& t) {
+    const float* p = t.data_ptr<float>();
+    return from_vector(std::vector<float>(p, p + t.numel()), t.shape());
+  };
+  return solution::attention(q, memory(k), memory(v));
+}
+
+const Catalogue<signature::attention>& attention_mistakes() {
+  static const Catalogue<signature::attention> c = {
+      {"attention_no_scale", attention_no_scale, "divide the scores by sqrt(D) before the softmax",
+       "weights = softmax(q k^T / sqrt(D))"},
+      {"attention_softmax_over_queries", attention_softmax_over_queries,
+       "take the softmax over the keys (the last dim), not the queries",
+       "weights = softmax(q k^T / sqrt(D)) over the keys: each query's row sums to 1"},
+      {"attention_scale_by_d", attention_scale_by_d, "the scale is 1 / sqrt(D), not 1 / D",
+       "weights = softmax(q k^T / sqrt(D))"},
+      {"attention_scale_by_value_width", attention_scale_by_value_width,
+       "D in sqrt(D) is the width of q and k (q.size(-1)), not of v",
+       "weights = softmax(q k^T / sqrt(D)), D = q.size(-1)"},
+      {"attention_global_max", attention_global_max,
+       "use softmax over dim -1 (or subtract each row's own max): the max of the whole tensor "
+       "does not exist for an empty batch",
+       "weights = softmax(q k^T / sqrt(D)), one softmax per query"},
+      {"attention_reads_memory", attention_reads_memory,
+       "use qkv's ops (matmul, transpose), not data_ptr(): a transposed or sliced view's "
+       "memory is not in row-major order",
+       "k[j, d] is the element at row j, column d of k as a tensor"}};
+  return c;
 }
 
 }  // namespace qkv::exercises::wrong

@@ -1,6 +1,10 @@
-// Exercise 12.1 (causal_attention): typical wrong answers, each a whole function with one
-// mistake. The checker must reject every one (prove_exercises, a ctest test).
+// Exercise 12.1 (causal_attention): the catalogue of known mistakes, each a whole function with one
+// mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
+// learner made; prove_exercises proves it rejects and names every one.
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
 namespace qkv::exercises::wrong {
@@ -29,6 +33,67 @@ Tensor causal_attention_mask_after_softmax(const Tensor& q, const Tensor& k, con
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
   const Tensor weights = softmax(matmul(q, transpose(k, -2, -1)) / scale, -1);
   return matmul(masked_fill(weights, triu(ones({T, T}, Dtype::boolean), 1), 0.0f), v);
+}
+
+// Wrong: forgets to divide the scores by sqrt(D).
+Tensor causal_attention_no_scale(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t T = q.size(-2);
+  const Tensor scores = matmul(q, transpose(k, -2, -1));
+  const Tensor hidden = triu(ones({T, T}, Dtype::boolean), 1);
+  return matmul(softmax(masked_fill(scores, hidden, -INFINITY), -1), v);
+}
+
+// Wrong: scales by the square root of the values' width, not the keys'.
+Tensor causal_attention_scale_by_value_width(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t T = q.size(-2);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(v.size(-1))));
+  const Tensor scores = matmul(q, transpose(k, -2, -1)) / scale;
+  const Tensor hidden = triu(ones({T, T}, Dtype::boolean), 1);
+  return matmul(softmax(masked_fill(scores, hidden, -INFINITY), -1), v);
+}
+
+// Wrong: hides the past instead of the future (the mask upside down: query i sees j >= i).
+Tensor causal_attention_inverted_mask(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t T = q.size(-2);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  const Tensor scores = matmul(q, transpose(k, -2, -1)) / scale;
+  const Tensor hidden = tril(ones({T, T}, Dtype::boolean), -1);
+  return matmul(softmax(masked_fill(scores, hidden, -INFINITY), -1), v);
+}
+
+// Wrong: the right numbers from loops over to_vector(), with no history: no gradient flows
+// through it, so a model cannot learn through it.
+Tensor causal_attention_loops(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const Tensor out = solution::causal_attention(detach(q), detach(k), detach(v));
+  return from_vector(out.to_vector<float>(), out.shape());
+}
+
+const Catalogue<signature::causal_attention>& causal_attention_mistakes() {
+  static const Catalogue<signature::causal_attention> c = {
+      {"causal_attention_hides_diagonal", causal_attention_hides_diagonal,
+       "a token sees itself: hide j > i (triu with diagonal 1), not j >= i",
+       "query i may see keys j <= i"},
+      {"causal_attention_off_by_one", causal_attention_off_by_one,
+       "hide every j > i (triu with diagonal 1): query i saw key i + 1, one step of the future",
+       "query i may see keys j <= i"},
+      {"causal_attention_mask_after_softmax", causal_attention_mask_after_softmax,
+       "mask with -inf before the softmax (or renormalise each row after zeroing): the rows "
+       "no longer sum to 1",
+       "output = softmax(masked(q k^T / sqrt(D))) v"},
+      {"causal_attention_no_scale", causal_attention_no_scale,
+       "divide the scores by sqrt(D) before the mask and the softmax",
+       "output = softmax(masked(q k^T / sqrt(D))) v"},
+      {"causal_attention_scale_by_value_width", causal_attention_scale_by_value_width,
+       "D in sqrt(D) is the width of q and k (q.size(-1)), not of v",
+       "output = softmax(masked(q k^T / sqrt(D))) v, D = q.size(-1)"},
+      {"causal_attention_inverted_mask", causal_attention_inverted_mask,
+       "hide the future (j > i: triu with diagonal 1), not the past",
+       "query i may see keys j <= i"},
+      {"causal_attention_loops", causal_attention_loops,
+       "write it with qkv's ops (matmul, masked_fill, softmax): numbers copied through "
+       "to_vector() carry no gradient, so the tiny GPT cannot learn through them",
+       "output = softmax(masked(q k^T / sqrt(D))) v, recorded by autograd", "no gradient flows"}};
+  return c;
 }
 
 }  // namespace qkv::exercises::wrong

@@ -1,6 +1,9 @@
 // Exercise 12.2 (causal_attention_renormalised): typical wrong answers, each a whole function with
 // one mistake. The checker must reject every one (prove_exercises, a ctest test).
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
 namespace qkv::exercises::wrong {
@@ -29,6 +32,44 @@ Tensor causal_attention_renormalised_off_by_one(const Tensor& q, const Tensor& k
   const Tensor weights = softmax(matmul(q, transpose(k, -2, -1)) / scale, -1);
   const Tensor kept = weights * tril(ones({T, T}), -1);
   return matmul(kept / (sum(kept, -1, /*keepdim=*/true) + 1e-9f), v);
+}
+
+// Wrong: forgets to divide the scores by sqrt(D).
+Tensor causal_attention_renormalised_no_scale(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t T = q.size(-2);
+  const Tensor weights = softmax(matmul(q, transpose(k, -2, -1)), -1) * tril(ones({T, T}));
+  return matmul(weights / sum(weights, -1, /*keepdim=*/true), v);
+}
+
+// Wrong: scales by the square root of the values' width, not the keys'.
+Tensor causal_attention_renormalised_scale_by_value_width(const Tensor& q, const Tensor& k,
+                                                          const Tensor& v) {
+  const int64_t T = q.size(-2);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(v.size(-1))));
+  const Tensor weights = softmax(matmul(q, transpose(k, -2, -1)) / scale, -1) * tril(ones({T, T}));
+  return matmul(weights / sum(weights, -1, /*keepdim=*/true), v);
+}
+
+const Catalogue<signature::causal_attention_renormalised>&
+causal_attention_renormalised_mistakes() {
+  static const Catalogue<signature::causal_attention_renormalised> c = {
+      {"causal_attention_renormalised_missing", causal_attention_renormalised_missing,
+       "after zeroing the future, divide each row by its new sum so it sums to 1 again",
+       "weights = w * tril / sum_j (w * tril)"},
+      {"causal_attention_renormalised_upper", causal_attention_renormalised_upper,
+       "keep the lower triangle (tril: j <= i), not the upper one",
+       "weights = softmax(scores) * tril(ones(T, T)), renormalised"},
+      {"causal_attention_renormalised_off_by_one", causal_attention_renormalised_off_by_one,
+       "keep j <= i: tril with diagonal 0; query i saw key i + 1",
+       "weights = softmax(scores) * tril(ones(T, T)), renormalised"},
+      {"causal_attention_renormalised_no_scale", causal_attention_renormalised_no_scale,
+       "divide the scores by sqrt(D) before the softmax",
+       "weights = softmax(q k^T / sqrt(D)) * tril, renormalised"},
+      {"causal_attention_renormalised_scale_by_value_width",
+       causal_attention_renormalised_scale_by_value_width,
+       "D in sqrt(D) is the width of q and k (q.size(-1)), not of v",
+       "weights = softmax(q k^T / sqrt(D)) * tril, renormalised, D = q.size(-1)"}};
+  return c;
 }
 
 }  // namespace qkv::exercises::wrong

@@ -1,5 +1,10 @@
-// Exercise 18.1 (layer_norm_backward): typical wrong answers, each a whole function with one
-// mistake. The checker must reject every one (prove_exercises, a ctest test).
+// Exercise 18.1 (layer_norm_backward): the catalogue of known mistakes, each a whole function with
+// one mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
+// learner made; prove_exercises proves it rejects and names every one.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
 namespace qkv::exercises::wrong {
@@ -35,6 +40,55 @@ LayerNormGrads layer_norm_backward_unbiased_var(const Tensor& x, const Tensor& w
                      norm * mean(dnorm * norm, -1, /*keepdim=*/true)) *
                     rstd;
   return {dx, sum(dy * norm, 0), sum(dy, 0)};
+}
+
+// Wrong: adds eps after the square root: rstd = 1 / (sqrt(var) + eps).
+LayerNormGrads layer_norm_backward_eps_outside_sqrt(const Tensor& x, const Tensor& w,
+                                                    const Tensor& dy) {
+  const Tensor mean_x = mean(x, -1, /*keepdim=*/true);
+  const Tensor rstd = 1.0f / (sqrt(var(x, -1, /*keepdim=*/true, /*correction=*/0)) + 1e-5f);
+  const Tensor norm = (x - mean_x) * rstd, dnorm = dy * w;
+  const Tensor dx = (dnorm - mean(dnorm, -1, /*keepdim=*/true) -
+                     norm * mean(dnorm * norm, -1, /*keepdim=*/true)) *
+                    rstd;
+  return {dx, sum(dy * norm, 0), sum(dy, 0)};
+}
+
+// Wrong: the variance as E[x^2] - E[x]^2, which loses every digit in float32 when the mean is
+// large against the spread.
+LayerNormGrads layer_norm_backward_var_from_moments(const Tensor& x, const Tensor& w,
+                                                    const Tensor& dy) {
+  const Tensor mean_x = mean(x, -1, /*keepdim=*/true);
+  const Tensor variance = relu(mean(x * x, -1, /*keepdim=*/true) - mean_x * mean_x);
+  const Tensor rstd = 1.0f / sqrt(variance + 1e-5f);
+  const Tensor norm = (x - mean_x) * rstd, dnorm = dy * w;
+  const Tensor dx = (dnorm - mean(dnorm, -1, /*keepdim=*/true) -
+                     norm * mean(dnorm * norm, -1, /*keepdim=*/true)) *
+                    rstd;
+  return {dx, sum(dy * norm, 0), sum(dy, 0)};
+}
+
+const Catalogue<signature::layer_norm_backward>& layer_norm_backward_mistakes() {
+  static const Catalogue<signature::layer_norm_backward> c = {
+      {"layer_norm_backward_dw_not_reduced", layer_norm_backward_dw_not_reduced,
+       "sum dw and db over the rows: w and b are shared by every row (shape (C,))",
+       "dw = sum over rows of dy * norm, db = sum over rows of dy"},
+      {"layer_norm_backward_no_mean_terms", layer_norm_backward_no_mean_terms,
+       "every x moves its row's mean and variance: subtract mean(dnorm) and norm * "
+       "mean(dnorm * norm)",
+       "dx = (dnorm - mean(dnorm) - norm * mean(dnorm * norm)) * rstd"},
+      {"layer_norm_backward_unbiased_var", layer_norm_backward_unbiased_var,
+       "LayerNorm uses the population variance (divide by C, correction 0), not C - 1",
+       "var = mean((x - mean)^2)"},
+      {"layer_norm_backward_eps_outside_sqrt", layer_norm_backward_eps_outside_sqrt,
+       "eps goes inside the square root: rstd = 1 / sqrt(var + eps); it matters when a row's "
+       "variance is near eps",
+       "rstd = 1 / sqrt(var + eps)"},
+      {"layer_norm_backward_var_from_moments", layer_norm_backward_var_from_moments,
+       "compute the variance from x - mean (two passes), not as E[x^2] - E[x]^2: in float32 "
+       "that subtraction loses every digit when the mean is large against the spread",
+       "var = mean((x - mean)^2)"}};
+  return c;
 }
 
 }  // namespace qkv::exercises::wrong

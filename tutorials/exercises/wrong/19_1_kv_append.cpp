@@ -1,5 +1,10 @@
-// Exercise 19.1 (kv_append): typical wrong answers, each a whole function with one
-// mistake. The checker must reject every one (prove_exercises, a ctest test).
+// Exercise 19.1 (kv_append): the catalogue of known mistakes, each a whole function with one
+// mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
+// learner made; prove_exercises proves it rejects and names every one.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
 namespace qkv::exercises::wrong {
@@ -20,6 +25,37 @@ Tensor kv_append_prepends(const Tensor& cache, const Tensor& fresh) {
 Tensor kv_append_forgets(const Tensor& cache, const Tensor& fresh) {
   (void)cache;
   return fresh;
+}
+
+// Wrong: on the first call (no cache yet) returns the empty cache instead of the fresh keys.
+Tensor kv_append_first_call_undefined(const Tensor& cache, const Tensor& fresh) {
+  if (!cache.defined()) return cache;
+  return cat({cache, fresh}, 2);
+}
+
+// Wrong: joins along the last dim (the features) instead of the positions.
+Tensor kv_append_last_dim(const Tensor& cache, const Tensor& fresh) {
+  if (!cache.defined()) return fresh;
+  return cat({cache, fresh}, -1);
+}
+
+const Catalogue<signature::kv_append>& kv_append_mistakes() {
+  static const Catalogue<signature::kv_append> c = {
+      {"kv_append_wrong_dim", kv_append_wrong_dim,
+       "join along the positions (dim 2), not the heads",
+       "(B, H, T_cached, D) + (B, H, T_new, D) -> (B, H, T_cached + T_new, D)"},
+      {"kv_append_prepends", kv_append_prepends,
+       "the new positions go after the cached ones: cat({cache, fresh}, 2)",
+       "positions 0 .. T_cached - 1 from the cache, then the new ones"},
+      {"kv_append_forgets", kv_append_forgets, "keep the cached positions: the new ones join them",
+       "(B, H, T_cached + T_new, D)"},
+      {"kv_append_first_call_undefined", kv_append_first_call_undefined,
+       "the first call has no cache (undefined): the result is then the fresh positions",
+       "an undefined cache is empty"},
+      {"kv_append_last_dim", kv_append_last_dim,
+       "join along the positions (dim 2), not the features (dim -1)",
+       "(B, H, T_cached + T_new, D)"}};
+  return c;
 }
 
 }  // namespace qkv::exercises::wrong

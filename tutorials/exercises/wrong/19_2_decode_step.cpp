@@ -1,6 +1,10 @@
-// Exercise 19.2 (decode_step): typical wrong answers, each a whole function with one
-// mistake. The checker must reject every one (prove_exercises, a ctest test).
+// Exercise 19.2 (decode_step): the catalogue of known mistakes, each a whole function with one
+// mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
+// learner made; prove_exercises proves it rejects and names every one.
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
 namespace qkv::exercises::wrong {
@@ -25,6 +29,40 @@ Tensor decode_step_last_key_only(const Tensor& q, const Tensor& k_cache, const T
   (void)q;
   (void)k_cache;
   return narrow(v_cache, -2, v_cache.size(-2) - 1, 1);
+}
+
+// Wrong: scales by the square root of the values' width, not the keys'.
+Tensor decode_step_scale_by_value_width(const Tensor& q, const Tensor& k_cache,
+                                        const Tensor& v_cache) {
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(v_cache.size(-1))));
+  return matmul(softmax(matmul(q, transpose(k_cache, -2, -1)) / scale, -1), v_cache);
+}
+
+// Wrong: the softmax over the queries (dim -2, of size 1): every weight becomes 1.
+Tensor decode_step_softmax_over_queries(const Tensor& q, const Tensor& k_cache,
+                                        const Tensor& v_cache) {
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  return matmul(softmax(matmul(q, transpose(k_cache, -2, -1)) / scale, -2), v_cache);
+}
+
+const Catalogue<signature::decode_step>& decode_step_mistakes() {
+  static const Catalogue<signature::decode_step> c = {
+      {"decode_step_left_aligned_mask", decode_step_left_aligned_mask,
+       "the newest query sees every cached key: no mask aligned to the first key",
+       "output = softmax(q k_cache^T / sqrt(D)) v_cache, over all T keys"},
+      {"decode_step_no_scale", decode_step_no_scale,
+       "divide the scores by sqrt(D) before the softmax",
+       "output = softmax(q k_cache^T / sqrt(D)) v_cache"},
+      {"decode_step_last_key_only", decode_step_last_key_only,
+       "attend to every cached key, not the newest alone",
+       "output = softmax(q k_cache^T / sqrt(D)) v_cache, over all T keys"},
+      {"decode_step_scale_by_value_width", decode_step_scale_by_value_width,
+       "D in sqrt(D) is the width of q and the keys, not of the values",
+       "output = softmax(q k_cache^T / sqrt(D)) v_cache, D = q.size(-1)"},
+      {"decode_step_softmax_over_queries", decode_step_softmax_over_queries,
+       "take the softmax over the keys (dim -1): over the one query every weight is 1",
+       "softmax over the T keys"}};
+  return c;
 }
 
 }  // namespace qkv::exercises::wrong

@@ -1,6 +1,9 @@
-// Exercise 22.1 (rope_rotate): typical wrong answers, each a whole function with one
-// mistake. The checker must reject every one (prove_exercises, a ctest test).
+// Exercise 22.1 (rope_rotate): the catalogue of known mistakes, each a whole function with one
+// mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
+// learner made; prove_exercises proves it rejects and names every one.
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
@@ -48,6 +51,51 @@ Tensor rope_rotate_backwards(const Tensor& x, int64_t offset) {
   const Tensor cos_t = from_vector(c, {T, half}), sin_t = from_vector(s, {T, half});
   const Tensor x1 = narrow(x, -1, 0, half), x2 = narrow(x, -1, half, half);
   return cat({x1 * cos_t + x2 * sin_t, x2 * cos_t - x1 * sin_t}, -1);
+}
+
+// The rotation with the angle of position p and pair i given by `angle(p, i)`.
+Tensor rope_with_angles(const Tensor& x, int64_t offset,
+                        const std::function<double(int64_t, int64_t)>& angle) {
+  const int64_t T = x.size(-2), D = x.size(-1), half = D / 2;
+  std::vector<float> c(static_cast<size_t>(T * half)), s(c.size());
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      c[static_cast<size_t>(t * half + i)] = static_cast<float>(std::cos(angle(offset + t, i)));
+      s[static_cast<size_t>(t * half + i)] = static_cast<float>(std::sin(angle(offset + t, i)));
+    }
+  const Tensor cos_t = from_vector(c, {T, half}), sin_t = from_vector(s, {T, half});
+  const Tensor x1 = narrow(x, -1, 0, half), x2 = narrow(x, -1, half, half);
+  return cat({x1 * cos_t - x2 * sin_t, x2 * cos_t + x1 * sin_t}, -1);
+}
+
+// Wrong: theta_i = 10000^(-i / D), without the 2.
+Tensor rope_rotate_theta_exponent(const Tensor& x, int64_t offset) {
+  const double D = static_cast<double>(x.size(-1));
+  return rope_with_angles(x, offset, [D](int64_t p, int64_t i) {
+    return static_cast<double>(p) * std::pow(10000.0, -static_cast<double>(i) / D);
+  });
+}
+
+// Wrong: counts positions from 1 (row t at offset + t + 1).
+Tensor rope_rotate_positions_from_one(const Tensor& x, int64_t offset) {
+  return solution::rope_rotate(x, offset + 1);
+}
+
+const Catalogue<signature::rope_rotate>& rope_rotate_mistakes() {
+  static const Catalogue<signature::rope_rotate> c = {
+      {"rope_rotate_ignores_offset", rope_rotate_ignores_offset,
+       "row t is at position offset + t (the cached tokens come first)", "p = offset + t"},
+      {"rope_rotate_neighbours", rope_rotate_neighbours,
+       "qkv pairs dim i with dim i + D/2 (rotate half), not neighbours 2i and 2i + 1",
+       "y_i = x_i cos - x_{i+D/2} sin"},
+      {"rope_rotate_backwards", rope_rotate_backwards,
+       "turn forwards: y_i = x_i cos - x_{i+D/2} sin (the sign of sin swapped)",
+       "y_i = x_i cos - x_{i+D/2} sin, y_{i+D/2} = x_{i+D/2} cos + x_i sin"},
+      {"rope_rotate_theta_exponent", rope_rotate_theta_exponent,
+       "theta_i = 10000^(-2i / D): the exponent has a 2", "theta_i = 10000^(-2i / D)"},
+      {"rope_rotate_positions_from_one", rope_rotate_positions_from_one,
+       "positions count from 0: row t of a fresh sequence is at position t", "p = offset + t"}};
+  return c;
 }
 
 }  // namespace qkv::exercises::wrong
