@@ -109,10 +109,11 @@ int main(int argc, char** argv) {
       log_p[i] = static_cast<float>(std::log(counts[i] / rows[i / static_cast<size_t>(V)]));
     const Tensor counted_table = from_vector(log_p, {V, V});
     const double counted = val_loss_of(counted_table);
-    std::printf("                 the 20 validation batches   every validation pair\n"
-                "trained table    %10.4f %26.4f\n"
-                "counted bigram   %10.4f %26.4f\n",
-                trained, every_pair_of(table.weight), counted, every_pair_of(counted_table));
+    std::printf(
+        "                 the 20 validation batches   every validation pair\n"
+        "trained table    %10.4f %26.4f\n"
+        "counted bigram   %10.4f %26.4f\n",
+        trained, every_pair_of(table.weight), counted, every_pair_of(counted_table));
     const bool full_run = steps >= 1500;  // the default's steps: what training achieves by then
     lesson::expect_learned(full_run, trained < untrained - 1.0,
                            "the bigram learns (val_loss down by more than 1)");
@@ -143,6 +144,7 @@ int main(int argc, char** argv) {
         "\nThe baseline: val_loss %.4f. Lesson 16's GPT, which sees 32 characters instead\n"
         "of 1, reaches about 0.31 on the same validation batches.\n",
         trained);
+    lesson::exercises({"05.1 cross_entropy_backward: the loss's gradient, softmax minus one-hot"});
     return lesson::finish();
   });
 }

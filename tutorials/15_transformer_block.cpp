@@ -465,7 +465,8 @@ int main(int argc, char** argv) {
                                         ") LayerNorm did not make it learn faster.");
     for (const Variant& v : variants)
       if (!std::isfinite(v.val_loss))
-        caption.push_back("\"" + v.name + "\" diverged: its curve ends where the loss stopped "
+        caption.push_back("\"" + v.name +
+                          "\" diverged: its curve ends where the loss stopped "
                           "being a number.");
     const std::string svg = svg_dir + "/transformer_block_loss.svg";
     nn::write_file_atomic(
@@ -504,6 +505,8 @@ int main(int argc, char** argv) {
                    "counts as not learning); with both it falls more than 1 below");
     expect_trained(both.val_loss < res_only.val_loss,
                    "at lr 1e-2 the stack with LayerNorm reaches the lower val_loss");
+    lesson::exercises(
+        {"15.1 block_forward: pre-LayerNorm, attention and MLP, with their residual adds"});
     return lesson::finish();
   });
 }

@@ -47,8 +47,9 @@ int main(int argc, char** argv) {
         "after layer norm: each of the 12 rows has |mean| <= %.1e and variance in [%.4f, %.4f]\n",
         max(abs(row_means)).item<float>(), min(row_vars).item<float>(),
         max(row_vars).item<float>());
-    std::cout << "(A fresh LayerNorm's gain is 1 and its shift 0; GPT-2's learned ln_1 scales and\n"
-                 "shifts each column, so its rows are not mean 0, variance 1: lesson 25 shows them.)\n";
+    std::cout
+        << "(A fresh LayerNorm's gain is 1 and its shift 0; GPT-2's learned ln_1 scales and\n"
+           "shifts each column, so its rows are not mean 0, variance 1: lesson 25 shows them.)\n";
 
     lesson::banner("2. One head: q, k, v of 64 from 768");
     MultiHeadAttention attn(C, H, {.causal = true});  // q, k, v, o: 768 x 768 each (all heads)
@@ -100,7 +101,8 @@ int main(int argc, char** argv) {
     lesson::expect(
         attn.q->weight.numel() + attn.k->weight.numel() + attn.v->weight.numel() == per_layer,
         "the module's q, k, v hold exactly one layer's share");
-    lesson::exercises({"18.1 layer_norm_backward: dx, dw and db of LayerNorm"});
+    lesson::exercises({"18.1 layer_norm_backward: dx, dw and db of LayerNorm",
+                       "18.2 gelu_backward: GPT-2's tanh GELU, backward"});
     return lesson::finish();
   });
 }

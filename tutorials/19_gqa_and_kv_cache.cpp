@@ -154,8 +154,9 @@ int main(int argc, char** argv) {
                  "the one-token steps. The longer the text, the larger the gap (bench/README.md\n"
                  "has it at three context lengths; BM_Generate in bench/bench_attention measures\n"
                  "it on yours).\n";
-    lesson::exercises(
-        {"19.1 kv_append: the KV cache's append", "19.2 decode_step: one token against the cache"});
+    lesson::exercises({"19.1 kv_append: the KV cache's append",
+                       "19.2 decode_step: one token against the cache",
+                       "19.3 repeat_kv: each key/value head shared by its group of query heads"});
     return lesson::finish();
   });
 }

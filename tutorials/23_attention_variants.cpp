@@ -172,7 +172,8 @@ int main(int argc, char** argv) {
     const Tensor d_map = select(select(diff.attention_weights, 0, 0), 0, 0);
     const std::vector<std::string> labels = {"L", "i", "f", "e", "_", "i", "s", "_"};
     std::vector<std::string> figure_labels;  // the spaces as a figure shows them
-    for (const char c : std::string("Life is ")) figure_labels.push_back(lesson::char_label({c}, false));
+    for (const char c : std::string("Life is "))
+      figure_labels.push_back(lesson::char_label({c}, false));
     const std::string path = svg_dir + "/attention_variants_differential.svg";
     nn::write_file_atomic(
         path, lesson::svg_heatmap_grid(
@@ -199,6 +200,7 @@ int main(int argc, char** argv) {
                  "models, where subtracting the second map cancels the weight both spread over\n"
                  "irrelevant tokens (bench/bench_attention times the variants above, but for the\n"
                  "prefix-LM mask and the rolling cache).\n";
+    lesson::exercises({"23.1 rms_norm_backward: dx and dw of RMSNorm (QK-norm's, Llama's)"});
     return lesson::finish();
   });
 }

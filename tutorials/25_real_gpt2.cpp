@@ -253,12 +253,11 @@ void show_attention(GPT& model, const BpeTokenizer& tok, const std::vector<int64
         "rows 1..%lld put on average %.2f of their weight on the first token (spread "
         "evenly: %.2f)\n",
         static_cast<long long>(T - 1), first, even);
-  std::cout << (real
-                    ? "The article notes that layer 0's head 0 pays the first position special\n"
-                      "attention: on the article's prompt its table puts 0.42 of rows 1-11's\n"
-                      "weight on \"It\" on average. Try --head 1 to 11 for the other heads.\n"
-                    : "(random weights learn nothing, so no head favours the first token here;\n"
-                      "with --model and GPT-2 small's files, see what layer 0's heads do)\n");
+  std::cout << (real ? "The article notes that layer 0's head 0 pays the first position special\n"
+                       "attention: on the article's prompt its table puts 0.42 of rows 1-11's\n"
+                       "weight on \"It\" on average. Try --head 1 to 11 for the other heads.\n"
+                     : "(random weights learn nothing, so no head favours the first token here;\n"
+                       "with --model and GPT-2 small's files, see what layer 0's heads do)\n");
 }
 
 // Section 5: the last position's most likely next tokens, from the logits (1, T, V).
@@ -311,14 +310,16 @@ int main(int argc, char** argv) {
       std::error_code ec;
       const fs::path target = o.write_tiny;
       if (fs::exists(target, ec) && !fs::is_directory(target, ec))
-        throw Error("--write_tiny \"" + o.write_tiny + "\": a folder for the four files, got a file");
+        throw Error("--write_tiny \"" + o.write_tiny +
+                    "\": a folder for the four files, got a file");
       fs::path staging = target;
       staging += ".writing";
-      for (int n = 1; fs::exists(staging, ec); ++n) (staging = target) += ".writing" + std::to_string(n);
+      for (int n = 1; fs::exists(staging, ec); ++n)
+        (staging = target) += ".writing" + std::to_string(n);
       fs::create_directories(staging, ec);
       if (!fs::is_directory(staging, ec))
-        throw Error("--write_tiny \"" + o.write_tiny + "\": could not make a folder beside it: " +
-                    ec.message());
+        throw Error("--write_tiny \"" + o.write_tiny +
+                    "\": could not make a folder beside it: " + ec.message());
       lesson::remove_if_unfinished(staging.string());
       write_tiny_gpt2(staging.string());
       fs::create_directories(target, ec);
@@ -344,6 +345,7 @@ int main(int argc, char** argv) {
       std::cout << "(The tokenizer alone: with --model DIR, a folder that also holds config.json\n"
                    "and model.safetensors, the lesson goes on to the embeddings, attention and\n"
                    "next tokens.)\n";
+      lesson::exercises({"25.1 bpe_merge: one merge applied to a sequence of token ids"});
       return lesson::finish();
     }
     const bool real = !o.model.empty();
@@ -426,6 +428,7 @@ int main(int argc, char** argv) {
 
     lesson::banner("6. Greedy generation");
     show_generation(*model, *tok, ids, o.generate, best);
+    lesson::exercises({"25.1 bpe_merge: one merge applied to a sequence of token ids"});
     return lesson::finish();
   });
 }

@@ -61,6 +61,12 @@ using decode_step = decltype(&exercises::decode_step);
 using online_softmax_attention = decltype(&exercises::online_softmax_attention);
 using rope_rotate = decltype(&exercises::rope_rotate);
 using gemm_packed_kernel = decltype(&exercises::gemm_packed_kernel);
+using cross_entropy_backward = decltype(&exercises::cross_entropy_backward);
+using block_forward = decltype(&exercises::block_forward);
+using gelu_backward = decltype(&exercises::gelu_backward);
+using repeat_kv = decltype(&exercises::repeat_kv);
+using rms_norm_backward = decltype(&exercises::rms_norm_backward);
+using bpe_merge = decltype(&exercises::bpe_merge);
 }  // namespace signature
 
 struct Functions {
@@ -82,6 +88,12 @@ struct Functions {
   signature::online_softmax_attention online_softmax_attention;
   signature::rope_rotate rope_rotate;
   signature::gemm_packed_kernel gemm_packed_kernel;
+  signature::cross_entropy_backward cross_entropy_backward;
+  signature::block_forward block_forward;
+  signature::gelu_backward gelu_backward;
+  signature::repeat_kv repeat_kv;
+  signature::rms_norm_backward rms_norm_backward;
+  signature::bpe_merge bpe_merge;
 };
 
 // A known mistake of one exercise (the catalogue, wrong/<id>_<name>.cpp): the function that

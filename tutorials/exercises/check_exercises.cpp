@@ -157,15 +157,30 @@ int run_under_sanitizers(const std::vector<std::string>& ids) {
 
 int main(int argc, char** argv) {
   // Your functions, from tutorials/exercises/learner/.
-  const Functions yours{broadcast_add,       sum_to_shape,
-                        matmul_backward,     softmax_rows,
-                        attention,           split_heads,
-                        merge_heads,         cross_attention,
-                        causal_attention,    causal_attention_renormalised,
-                        softmax_backward,    adamw_step,
-                        layer_norm_backward, kv_append,
-                        decode_step,         online_softmax_attention,
-                        rope_rotate,         gemm_packed_kernel};
+  const Functions yours{broadcast_add,
+                        sum_to_shape,
+                        matmul_backward,
+                        softmax_rows,
+                        attention,
+                        split_heads,
+                        merge_heads,
+                        cross_attention,
+                        causal_attention,
+                        causal_attention_renormalised,
+                        softmax_backward,
+                        adamw_step,
+                        layer_norm_backward,
+                        kv_append,
+                        decode_step,
+                        online_softmax_attention,
+                        rope_rotate,
+                        gemm_packed_kernel,
+                        cross_entropy_backward,
+                        block_forward,
+                        gelu_backward,
+                        repeat_kv,
+                        rms_norm_backward,
+                        bpe_merge};
   bool stubs = false, list_cases = false, asan = false, in_process = false;
   std::vector<std::string> ids;
   std::string mistake;
@@ -230,7 +245,10 @@ int main(int argc, char** argv) {
                                   all[c].only.end()
                               ? " (no other case does)"
                               : "");
-          std::cout << (all[c].catches.empty() ? " the right answer's basics" : "") << "\n";
+          std::cout << (all[c].catches.empty()
+                            ? " no catalogued mistake (an edge every answer must handle)"
+                            : "")
+                    << "\n";
         }
       }
       return 0;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "attention/all.h"
 
@@ -39,6 +40,18 @@ struct AdamWState {
 struct AdamWHyper {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 1e-2;
 };
+struct RMSNormGrads {
+  Tensor dx, dw;
+};
+// The weights of one transformer block's two LayerNorms and MLP (15.1), as nn::LayerNorm and
+// nn::Linear hold them: a Linear computes x W^T + b.
+struct BlockWeights {
+  Tensor ln1_w, ln1_b, ln2_w, ln2_b;  // (C,) each
+  Tensor fc_w, fc_b;                  // (4C, C), (4C,)
+  Tensor proj_w, proj_b;              // (C, 4C), (C,)
+};
+// The attention sublayer of a block (15.1), given: (B, T, C) -> (B, T, C).
+using Sublayer = std::function<Tensor(const Tensor&)>;
 
 // The learner's functions (learner/), and under the same names the reference solutions
 // (solutions/, namespace solution).
@@ -65,7 +78,13 @@ struct AdamWHyper {
   /* 21.1 */ Tensor online_softmax_attention(const Tensor& scores, const Tensor& v, int64_t tile); \
   /* 22.1 */ Tensor rope_rotate(const Tensor& x, int64_t offset);                                  \
   /* 24.1 */ void gemm_packed_kernel(int64_t M, int64_t N, int64_t K, const float* A,              \
-                                     const float* B, float* C);
+                                     const float* B, float* C);                                    \
+  /* 05.1 */ Tensor cross_entropy_backward(const Tensor& logits, const Tensor& targets);           \
+  /* 15.1 */ Tensor block_forward(const Tensor& x, const BlockWeights& w, const Sublayer& attn);   \
+  /* 18.2 */ Tensor gelu_backward(const Tensor& x, const Tensor& dy);                              \
+  /* 19.3 */ Tensor repeat_kv(const Tensor& kv, int64_t groups);                                   \
+  /* 23.1 */ RMSNormGrads rms_norm_backward(const Tensor& x, const Tensor& w, const Tensor& dy);   \
+  /* 25.1 */ Tensor bpe_merge(const Tensor& ids, int64_t a, int64_t b, int64_t new_id);
 
 QKV_EXERCISE_FUNCTIONS
 

@@ -35,16 +35,30 @@ int main(int argc, char** argv) {
                       "Proves the checker: every solution passes, every known mistake is "
                       "rejected and named, every case catches what it is there for.");
   return lesson::run(flags, argc, argv, [&] {
-    const Functions solutions{
-        solution::broadcast_add,       solution::sum_to_shape,
-        solution::matmul_backward,     solution::softmax_rows,
-        solution::attention,           solution::split_heads,
-        solution::merge_heads,         solution::cross_attention,
-        solution::causal_attention,    solution::causal_attention_renormalised,
-        solution::softmax_backward,    solution::adamw_step,
-        solution::layer_norm_backward, solution::kv_append,
-        solution::decode_step,         solution::online_softmax_attention,
-        solution::rope_rotate,         solution::gemm_packed_kernel};
+    const Functions solutions{solution::broadcast_add,
+                              solution::sum_to_shape,
+                              solution::matmul_backward,
+                              solution::softmax_rows,
+                              solution::attention,
+                              solution::split_heads,
+                              solution::merge_heads,
+                              solution::cross_attention,
+                              solution::causal_attention,
+                              solution::causal_attention_renormalised,
+                              solution::softmax_backward,
+                              solution::adamw_step,
+                              solution::layer_norm_backward,
+                              solution::kv_append,
+                              solution::decode_step,
+                              solution::online_softmax_attention,
+                              solution::rope_rotate,
+                              solution::gemm_packed_kernel,
+                              solution::cross_entropy_backward,
+                              solution::block_forward,
+                              solution::gelu_backward,
+                              solution::repeat_kv,
+                              solution::rms_norm_backward,
+                              solution::bpe_merge};
     int problems = 0;
     auto problem = [&](const std::string& what) {
       std::cout << "  PROBLEM: " << what << "\n";

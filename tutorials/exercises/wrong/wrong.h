@@ -27,5 +27,11 @@ const Catalogue<signature::decode_step>& decode_step_mistakes();                
 const Catalogue<signature::online_softmax_attention>& online_softmax_mistakes();  // 21.1
 const Catalogue<signature::rope_rotate>& rope_rotate_mistakes();                  // 22.1
 const Catalogue<signature::gemm_packed_kernel>& gemm_packed_kernel_mistakes();    // 24.1
+const Catalogue<signature::cross_entropy_backward>& cross_entropy_backward_mistakes();  // 05.1
+const Catalogue<signature::block_forward>& block_forward_mistakes();                    // 15.1
+const Catalogue<signature::gelu_backward>& gelu_backward_mistakes();                    // 18.2
+const Catalogue<signature::repeat_kv>& repeat_kv_mistakes();                            // 19.3
+const Catalogue<signature::rms_norm_backward>& rms_norm_backward_mistakes();            // 23.1
+const Catalogue<signature::bpe_merge>& bpe_merge_mistakes();                            // 25.1
 
 }  // namespace qkv::exercises::wrong

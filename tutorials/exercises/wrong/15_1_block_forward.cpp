@@ -1,0 +1,74 @@
+// Exercise 15.1 (block_forward): the catalogue of known mistakes, each a whole function with one
+// mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
+// learner made; prove_exercises proves it rejects and names every one.
+#include "tutorials/exercises/wrong/wrong.h"
+
+namespace qkv::exercises::wrong {
+
+// The block's MLP: fc, an activation, proj.
+Tensor block_mlp(const Tensor& z, const BlockWeights& w, bool relu_not_gelu = false) {
+  const Tensor pre = matmul(z, transpose(w.fc_w, 0, 1)) + w.fc_b;
+  return matmul(relu_not_gelu ? relu(pre) : gelu(pre), transpose(w.proj_w, 0, 1)) + w.proj_b;
+}
+
+// Wrong: post-LayerNorm (the 2017 Transformer's order): normalises the stream after each add.
+Tensor block_forward_post_layer_norm(const Tensor& x, const BlockWeights& w, const Sublayer& attn) {
+  const Tensor h = layer_norm(x + attn(x), w.ln1_w, w.ln1_b);
+  return layer_norm(h + block_mlp(h, w), w.ln2_w, w.ln2_b);
+}
+
+// Wrong: forgets the MLP's residual add: out = mlp(ln2(h)).
+Tensor block_forward_no_mlp_residual(const Tensor& x, const BlockWeights& w, const Sublayer& attn) {
+  const Tensor h = x + attn(layer_norm(x, w.ln1_w, w.ln1_b));
+  return block_mlp(layer_norm(h, w.ln2_w, w.ln2_b), w);
+}
+
+// Wrong: adds the attention to the normalised x instead of x itself.
+Tensor block_forward_residual_of_normalised(const Tensor& x, const BlockWeights& w,
+                                            const Sublayer& attn) {
+  const Tensor n = layer_norm(x, w.ln1_w, w.ln1_b);
+  const Tensor h = n + attn(n);
+  return h + block_mlp(layer_norm(h, w.ln2_w, w.ln2_b), w);
+}
+
+// Wrong: normalises before the MLP with ln1's weights (ln2 never used).
+Tensor block_forward_ln1_for_both(const Tensor& x, const BlockWeights& w, const Sublayer& attn) {
+  const Tensor h = x + attn(layer_norm(x, w.ln1_w, w.ln1_b));
+  return h + block_mlp(layer_norm(h, w.ln1_w, w.ln1_b), w);
+}
+
+// Wrong: ReLU in the MLP instead of GELU.
+Tensor block_forward_relu(const Tensor& x, const BlockWeights& w, const Sublayer& attn) {
+  const Tensor h = x + attn(layer_norm(x, w.ln1_w, w.ln1_b));
+  return h + block_mlp(layer_norm(h, w.ln2_w, w.ln2_b), w, /*relu_not_gelu=*/true);
+}
+
+// Wrong: both sublayers read x (the parallel block of GPT-J), where the MLP reads h.
+Tensor block_forward_parallel(const Tensor& x, const BlockWeights& w, const Sublayer& attn) {
+  return x + attn(layer_norm(x, w.ln1_w, w.ln1_b)) + block_mlp(layer_norm(x, w.ln2_w, w.ln2_b), w);
+}
+
+const Catalogue<signature::block_forward>& block_forward_mistakes() {
+  static const Catalogue<signature::block_forward> c = {
+      {"block_forward_post_layer_norm", block_forward_post_layer_norm,
+       "normalise what each sublayer reads, not the stream: the residual stream x, h is never "
+       "normalised inside the block (pre-LayerNorm)",
+       "h = x + attn(ln1(x)), out = h + mlp(ln2(h))"},
+      {"block_forward_no_mlp_residual", block_forward_no_mlp_residual,
+       "add the MLP's output to h: the second residual add is missing", "out = h + mlp(ln2(h))"},
+      {"block_forward_residual_of_normalised", block_forward_residual_of_normalised,
+       "add the attention's output to x itself, not to ln1(x): the stream carries x unchanged",
+       "h = x + attn(ln1(x))"},
+      {"block_forward_ln1_for_both", block_forward_ln1_for_both,
+       "the MLP reads ln2(h), with ln2's weights: each sublayer has a LayerNorm of its own",
+       "out = h + mlp(layer_norm(h, ln2_w, ln2_b))"},
+      {"block_forward_relu", block_forward_relu,
+       "the MLP's activation is GELU (exact form), not ReLU",
+       "mlp(z) = gelu(z fc_w^T + fc_b) proj_w^T + proj_b"},
+      {"block_forward_parallel", block_forward_parallel,
+       "the MLP reads h, the stream after the attention's add, not x",
+       "out = h + mlp(ln2(h)), h = x + attn(ln1(x))"}};
+  return c;
+}
+
+}  // namespace qkv::exercises::wrong
