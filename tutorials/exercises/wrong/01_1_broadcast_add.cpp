@@ -41,9 +41,7 @@ Tensor broadcast_add_flat_modulo(const Tensor& a, const Tensor& b) {
 // Wrong: reads a's memory in order, as if it were contiguous (a transposed view is not: its
 // memory holds the numbers in another order). to_vector() reads any tensor in row-major order.
 Tensor broadcast_add_reads_memory(const Tensor& a, const Tensor& b) {
-  const float* p = a.data_ptr<float>();
-  const std::vector<float> memory(p, p + a.numel());
-  return solution::broadcast_add(from_vector(memory, a.shape()), b);
+  return solution::broadcast_add(memory_order(a), b);
 }
 
 // Wrong: takes the larger size on every dim, so a 0 against a 1 gives 1 (an empty batch

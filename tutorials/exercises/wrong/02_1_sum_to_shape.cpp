@@ -61,6 +61,23 @@ Tensor sum_to_shape_mean(const Tensor& grad, const Shape& shape) {
   return g;
 }
 
+// Wrong: reads grad's memory in order, as if it were contiguous (a transposed view is not).
+Tensor sum_to_shape_reads_memory(const Tensor& grad, const Shape& shape) {
+  return solution::sum_to_shape(memory_order(grad), shape);
+}
+
+// Wrong: sums each leading dim starting from its index 0 (grad[0] + grad[1] + ...): an empty
+// batch has no index 0.
+Tensor sum_to_shape_sum_from_index_0(const Tensor& grad, const Shape& shape) {
+  Tensor g = grad;
+  while (g.dim() > static_cast<int64_t>(shape.size())) {
+    Tensor total = select(g, 0, 0);
+    for (int64_t i = 1; i < g.size(0); ++i) total = total + select(g, 0, i);
+    g = total;
+  }
+  return solution::sum_to_shape(g, shape);
+}
+
 const Catalogue<signature::sum_to_shape>& sum_to_shape_mistakes() {
   static const Catalogue<signature::sum_to_shape> c = {
       {"sum_to_shape_not_reduced", sum_to_shape_not_reduced,
@@ -82,7 +99,15 @@ const Catalogue<signature::sum_to_shape>& sum_to_shape_mistakes() {
        "dx = grad summed over the leading grad.dim() - x.dim() dims"},
       {"sum_to_shape_mean", sum_to_shape_mean,
        "sum, do not average: every copy of x's element added its gradient",
-       "dx = sum (not mean) of grad over the broadcast dims"}};
+       "dx = sum (not mean) of grad over the broadcast dims"},
+      {"sum_to_shape_reads_memory", sum_to_shape_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "grad is the element of grad as a tensor, not of its memory"},
+      {"sum_to_shape_sum_from_index_0", sum_to_shape_sum_from_index_0,
+       "sum with sum(g, 0), which gives zeros for an empty dim: a total started from g[0] has no "
+       "g[0] to start from",
+       "the sum over no elements is 0"}};
   return c;
 }
 

@@ -33,11 +33,18 @@ MatmulGrads matmul_backward_mean_over_rows(const Tensor& a, const Tensor& b, con
 // Wrong: loops over the inputs' memory as if each were contiguous (a transposed a and a sliced
 // b are not).
 MatmulGrads matmul_backward_reads_memory(const Tensor& a, const Tensor& b, const Tensor& dc) {
-  auto memory = [](const Tensor& t) {
-    const float* p = t.data_ptr<float>();
-    return from_vector(std::vector<float>(p, p + t.numel()), t.shape());
+  return solution::matmul_backward(memory_order(a), memory_order(b), memory_order(dc));
+}
+
+// Wrong: dB as the sum over C's rows of outer(A[i], dC[i]), started from row 0: an empty batch
+// has no row 0.
+MatmulGrads matmul_backward_sum_from_row_0(const Tensor& a, const Tensor& b, const Tensor& dc) {
+  auto outer = [&](int64_t i) {
+    return matmul(unsqueeze(select(a, 0, i), 1), unsqueeze(select(dc, 0, i), 0));
   };
-  return solution::matmul_backward(memory(a), memory(b), memory(dc));
+  Tensor db = outer(0);
+  for (int64_t i = 1; i < a.size(0); ++i) db = db + outer(i);
+  return {matmul(dc, transpose(b, 0, 1)), db};
 }
 
 const Catalogue<signature::matmul_backward>& matmul_backward_mistakes() {
@@ -55,7 +62,11 @@ const Catalogue<signature::matmul_backward>& matmul_backward_mistakes() {
       {"matmul_backward_reads_memory", matmul_backward_reads_memory,
        "read the inputs with qkv's ops or to_vector() (row-major whatever the layout), not "
        "data_ptr(): a transposed or sliced view's memory is in another order",
-       "A[i, k] is the element at row i, column k of A as a tensor, not of its memory"}};
+       "A[i, k] is the element at row i, column k of A as a tensor, not of its memory"},
+      {"matmul_backward_sum_from_row_0", matmul_backward_sum_from_row_0,
+       "compute dB = A^T dC with matmul: with no rows (M = 0) it is all zeros, and a sum "
+       "started from row 0 has no row 0",
+       "dB = A^T @ dC, zeros when M = 0"}};
   return c;
 }
 

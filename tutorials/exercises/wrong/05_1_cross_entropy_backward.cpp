@@ -46,9 +46,7 @@ Tensor cross_entropy_backward_target_only(const Tensor& logits, const Tensor& ta
 
 // Wrong: reads the logits' memory in order, as if it were contiguous (a transposed view is not).
 Tensor cross_entropy_backward_reads_memory(const Tensor& logits, const Tensor& targets) {
-  const float* p = logits.data_ptr<float>();
-  return solution::cross_entropy_backward(
-      from_vector(std::vector<float>(p, p + logits.numel()), logits.shape()), targets);
+  return solution::cross_entropy_backward(memory_order(logits), targets);
 }
 
 const Catalogue<signature::cross_entropy_backward>& cross_entropy_backward_mistakes() {

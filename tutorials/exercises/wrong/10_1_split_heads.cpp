@@ -35,8 +35,7 @@ Tensor split_heads_d_and_heads_swapped(const Tensor& x, int64_t heads) {
 
 // Wrong: reads x's memory in order, as if it were contiguous (a sliced view is not).
 Tensor split_heads_reads_memory(const Tensor& x, int64_t heads) {
-  const float* p = x.data_ptr<float>();
-  return solution::split_heads(from_vector(std::vector<float>(p, p + x.numel()), x.shape()), heads);
+  return solution::split_heads(memory_order(x), heads);
 }
 
 // Wrong: splits each batch element on its own and stacks them: stack() of no tensors (an

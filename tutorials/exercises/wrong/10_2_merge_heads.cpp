@@ -34,8 +34,7 @@ Tensor merge_heads_sums_heads(const Tensor& x) {
 
 // Wrong: reads x's memory in order, as if it were contiguous (a transposed view is not).
 Tensor merge_heads_reads_memory(const Tensor& x) {
-  const float* p = x.data_ptr<float>();
-  return solution::merge_heads(from_vector(std::vector<float>(p, p + x.numel()), x.shape()));
+  return solution::merge_heads(memory_order(x));
 }
 
 // Wrong: merges each batch element on its own and stacks them: stack() of no tensors (an

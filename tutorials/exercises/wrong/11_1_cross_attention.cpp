@@ -50,6 +50,22 @@ Tensor cross_attention_queries_from_memory(const Tensor& x, const Tensor& memory
   return matmul(softmax(matmul(q, transpose(k, -2, -1)) / scale, -1), v);
 }
 
+// Wrong: reads x's memory in order, as if it were contiguous (a transposed view is not).
+Tensor cross_attention_reads_memory(const Tensor& x, const Tensor& memory, const Tensor& w_q,
+                                    const Tensor& w_k, const Tensor& w_v) {
+  return solution::cross_attention(memory_order(x), memory, w_q, w_k, w_v);
+}
+
+// Wrong: attends batch element by batch element and stacks the results: stack() of none (an
+// empty batch) is an error.
+Tensor cross_attention_per_batch(const Tensor& x, const Tensor& memory, const Tensor& w_q,
+                                 const Tensor& w_k, const Tensor& w_v) {
+  std::vector<Tensor> each;
+  for (int64_t b = 0; b < x.size(0); ++b)
+    each.push_back(solution::cross_attention(select(x, 0, b), select(memory, 0, b), w_q, w_k, w_v));
+  return stack(each, 0);
+}
+
 const Catalogue<signature::cross_attention>& cross_attention_mistakes() {
   static const Catalogue<signature::cross_attention> c = {
       {"cross_attention_values_from_x", cross_attention_values_from_x,
@@ -62,7 +78,15 @@ const Catalogue<signature::cross_attention>& cross_attention_mistakes() {
        "D in sqrt(D) is the width of q and k (w_q's columns), not of v",
        "output = softmax(q k^T / sqrt(D)) v, D = w_q.size(1)"},
       {"cross_attention_queries_from_memory", cross_attention_queries_from_memory,
-       "the queries come from x: one output row per position of x (T_q of them)", "q = x w_q"}};
+       "the queries come from x: one output row per position of x (T_q of them)", "q = x w_q"},
+      {"cross_attention_reads_memory", cross_attention_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "x is the element of x as a tensor, not of its memory"},
+      {"cross_attention_per_batch", cross_attention_per_batch,
+       "attend the whole batch at once (matmul broadcasts over it): a loop over the batch has "
+       "nothing to stack when the batch is empty",
+       "output (B, T_q, D_v), for any B, 0 included"}};
   return c;
 }
 

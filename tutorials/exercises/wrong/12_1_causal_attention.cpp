@@ -68,6 +68,11 @@ Tensor causal_attention_loops(const Tensor& q, const Tensor& k, const Tensor& v)
   return from_vector(out.to_vector<float>(), out.shape());
 }
 
+// Wrong: reads v's memory in order, as if it were contiguous (a sliced view is not).
+Tensor causal_attention_reads_memory(const Tensor& q, const Tensor& k, const Tensor& v) {
+  return solution::causal_attention(q, k, memory_order(v));
+}
+
 const Catalogue<signature::causal_attention>& causal_attention_mistakes() {
   static const Catalogue<signature::causal_attention> c = {
       {"causal_attention_hides_diagonal", causal_attention_hides_diagonal,
@@ -92,7 +97,11 @@ const Catalogue<signature::causal_attention>& causal_attention_mistakes() {
       {"causal_attention_loops", causal_attention_loops,
        "write it with qkv's ops (matmul, masked_fill, softmax): numbers copied through "
        "to_vector() carry no gradient, so the tiny GPT cannot learn through them",
-       "output = softmax(masked(q k^T / sqrt(D))) v, recorded by autograd", "no gradient flows"}};
+       "output = softmax(masked(q k^T / sqrt(D))) v, recorded by autograd", "no gradient flows"},
+      {"causal_attention_reads_memory", causal_attention_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "sliced view's memory is in another order",
+       "v is the element of v as a tensor, not of its memory"}};
   return c;
 }
 

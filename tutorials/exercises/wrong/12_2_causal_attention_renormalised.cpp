@@ -50,6 +50,12 @@ Tensor causal_attention_renormalised_scale_by_value_width(const Tensor& q, const
   return matmul(weights / sum(weights, -1, /*keepdim=*/true), v);
 }
 
+// Wrong: reads v's memory in order, as if it were contiguous (a sliced view is not).
+Tensor causal_attention_renormalised_reads_memory(const Tensor& q, const Tensor& k,
+                                                  const Tensor& v) {
+  return solution::causal_attention_renormalised(q, k, memory_order(v));
+}
+
 const Catalogue<signature::causal_attention_renormalised>&
 causal_attention_renormalised_mistakes() {
   static const Catalogue<signature::causal_attention_renormalised> c = {
@@ -68,7 +74,11 @@ causal_attention_renormalised_mistakes() {
       {"causal_attention_renormalised_scale_by_value_width",
        causal_attention_renormalised_scale_by_value_width,
        "D in sqrt(D) is the width of q and k (q.size(-1)), not of v",
-       "weights = softmax(q k^T / sqrt(D)) * tril, renormalised, D = q.size(-1)"}};
+       "weights = softmax(q k^T / sqrt(D)) * tril, renormalised, D = q.size(-1)"},
+      {"causal_attention_renormalised_reads_memory", causal_attention_renormalised_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "sliced view's memory is in another order",
+       "v is the element of v as a tensor, not of its memory"}};
   return c;
 }
 

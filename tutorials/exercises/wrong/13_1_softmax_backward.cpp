@@ -36,9 +36,7 @@ Tensor softmax_backward_minus_sum_dy(const Tensor& y, const Tensor& dy) {
 
 // Wrong: reads dy's memory in order, as if it were contiguous (a transposed view is not).
 Tensor softmax_backward_reads_memory(const Tensor& y, const Tensor& dy) {
-  const float* p = dy.data_ptr<float>();
-  return solution::softmax_backward(y,
-                                    from_vector(std::vector<float>(p, p + dy.numel()), dy.shape()));
+  return solution::softmax_backward(y, memory_order(dy));
 }
 
 // Wrong: works row by row and stacks the rows: stack() of no rows (an empty batch) is an

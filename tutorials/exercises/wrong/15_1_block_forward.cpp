@@ -1,6 +1,7 @@
 // Exercise 15.1 (block_forward): the catalogue of known mistakes, each a whole function with one
 // mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
 // learner made; prove_exercises proves it rejects and names every one.
+#include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
 namespace qkv::exercises::wrong {
@@ -48,6 +49,20 @@ Tensor block_forward_parallel(const Tensor& x, const BlockWeights& w, const Subl
   return x + attn(layer_norm(x, w.ln1_w, w.ln1_b)) + block_mlp(layer_norm(x, w.ln2_w, w.ln2_b), w);
 }
 
+// Wrong: runs the block batch element by batch element and stacks the results: stack() of none
+// (an empty batch) is an error.
+Tensor block_forward_per_batch(const Tensor& x, const BlockWeights& w, const Sublayer& attn) {
+  std::vector<Tensor> each;
+  for (int64_t b = 0; b < x.size(0); ++b)
+    each.push_back(select(solution::block_forward(narrow(x, 0, b, 1), w, attn), 0, 0));
+  return stack(each, 0);
+}
+
+// Wrong: reads x's memory in order, as if it were contiguous (a transposed view is not).
+Tensor block_forward_reads_memory(const Tensor& x, const BlockWeights& w, const Sublayer& attn) {
+  return solution::block_forward(memory_order(x), w, attn);
+}
+
 const Catalogue<signature::block_forward>& block_forward_mistakes() {
   static const Catalogue<signature::block_forward> c = {
       {"block_forward_post_layer_norm", block_forward_post_layer_norm,
@@ -67,7 +82,15 @@ const Catalogue<signature::block_forward>& block_forward_mistakes() {
        "mlp(z) = gelu(z fc_w^T + fc_b) proj_w^T + proj_b"},
       {"block_forward_parallel", block_forward_parallel,
        "the MLP reads h, the stream after the attention's add, not x",
-       "out = h + mlp(ln2(h)), h = x + attn(ln1(x))"}};
+       "out = h + mlp(ln2(h)), h = x + attn(ln1(x))"},
+      {"block_forward_per_batch", block_forward_per_batch,
+       "run the whole batch at once: a loop over the batch has nothing to stack when the batch "
+       "is empty",
+       "out (B, T, C), for any B, 0 included"},
+      {"block_forward_reads_memory", block_forward_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "x is the element of x as a tensor, not of its memory"}};
   return c;
 }
 

@@ -75,6 +75,12 @@ AdamWState adamw_step_writes_in_place(const Tensor& param, const Tensor& grad, c
   return {param, m, v};
 }
 
+// Wrong: reads grad's memory in order, as if it were contiguous (a transposed view is not).
+AdamWState adamw_step_reads_memory(const Tensor& param, const Tensor& grad, const Tensor& m,
+                                   const Tensor& v, int64_t step, const AdamWHyper& h) {
+  return solution::adamw_step(param, memory_order(grad), m, v, step, h);
+}
+
 const Catalogue<signature::adamw_step>& adamw_step_mistakes() {
   static const Catalogue<signature::adamw_step> c = {
       {"adamw_step_decay_in_gradient", adamw_step_decay_in_gradient,
@@ -95,7 +101,11 @@ const Catalogue<signature::adamw_step>& adamw_step_mistakes() {
        "param <- param * (1 - lr * weight_decay), then param - lr * m_hat / (...)"},
       {"adamw_step_writes_in_place", adamw_step_writes_in_place,
        "return new tensors: the caller's param, m and v must stay as they were",
-       "the new param, m and v, returned", "modified its input 'param'"}};
+       "the new param, m and v, returned", "modified its input 'param'"},
+      {"adamw_step_reads_memory", adamw_step_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "grad is the element of grad as a tensor, not of its memory"}};
   return c;
 }
 

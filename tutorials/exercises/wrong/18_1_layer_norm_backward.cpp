@@ -68,6 +68,27 @@ LayerNormGrads layer_norm_backward_var_from_moments(const Tensor& x, const Tenso
   return {dx, sum(dy * norm, 0), sum(dy, 0)};
 }
 
+// Wrong: reads x's memory in order, as if it were contiguous (a transposed view is not).
+LayerNormGrads layer_norm_backward_reads_memory(const Tensor& x, const Tensor& w,
+                                                const Tensor& dy) {
+  return solution::layer_norm_backward(memory_order(x), w, dy);
+}
+
+// Wrong: sums dw and db over the rows starting from row 0: an empty batch has no row 0.
+LayerNormGrads layer_norm_backward_sum_from_row_0(const Tensor& x, const Tensor& w,
+                                                  const Tensor& dy) {
+  const LayerNormGrads g = solution::layer_norm_backward(x, w, dy);
+  const Tensor norm = (x - mean(x, -1, /*keepdim=*/true)) /
+                      sqrt(var(x, -1, /*keepdim=*/true, /*correction=*/0) + 1e-5f);
+  const Tensor dw_rows = dy * norm;
+  Tensor dw = select(dw_rows, 0, 0), db = select(dy, 0, 0);
+  for (int64_t r = 1; r < x.size(0); ++r) {
+    dw = dw + select(dw_rows, 0, r);
+    db = db + select(dy, 0, r);
+  }
+  return {g.dx, dw, db};
+}
+
 const Catalogue<signature::layer_norm_backward>& layer_norm_backward_mistakes() {
   static const Catalogue<signature::layer_norm_backward> c = {
       {"layer_norm_backward_dw_not_reduced", layer_norm_backward_dw_not_reduced,
@@ -87,7 +108,15 @@ const Catalogue<signature::layer_norm_backward>& layer_norm_backward_mistakes() 
       {"layer_norm_backward_var_from_moments", layer_norm_backward_var_from_moments,
        "compute the variance from x - mean (two passes), not as E[x^2] - E[x]^2: in float32 "
        "that subtraction loses every digit when the mean is large against the spread",
-       "var = mean((x - mean)^2)"}};
+       "var = mean((x - mean)^2)"},
+      {"layer_norm_backward_reads_memory", layer_norm_backward_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "x is the element of x as a tensor, not of its memory"},
+      {"layer_norm_backward_sum_from_row_0", layer_norm_backward_sum_from_row_0,
+       "sum dw and db with sum(..., 0), which gives zeros for no rows: a total started from row "
+       "0 has no row 0",
+       "dw = sum over rows of dy * norm (zeros for no rows)"}};
   return c;
 }
 

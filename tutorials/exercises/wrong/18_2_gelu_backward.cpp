@@ -53,8 +53,7 @@ Tensor gelu_backward_forgets_dy(const Tensor& x, const Tensor& dy) {
 
 // Wrong: reads dy's memory in order, as if it were contiguous (a transposed view is not).
 Tensor gelu_backward_reads_memory(const Tensor& x, const Tensor& dy) {
-  const float* p = dy.data_ptr<float>();
-  return solution::gelu_backward(x, from_vector(std::vector<float>(p, p + dy.numel()), dy.shape()));
+  return solution::gelu_backward(x, memory_order(dy));
 }
 
 const Catalogue<signature::gelu_backward>& gelu_backward_mistakes() {

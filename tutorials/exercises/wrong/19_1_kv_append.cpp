@@ -39,6 +39,21 @@ Tensor kv_append_last_dim(const Tensor& cache, const Tensor& fresh) {
   return cat({cache, fresh}, -1);
 }
 
+// Wrong: reads fresh's memory in order, as if it were contiguous (a transposed view is not).
+Tensor kv_append_reads_memory(const Tensor& cache, const Tensor& fresh) {
+  return solution::kv_append(cache, memory_order(fresh));
+}
+
+// Wrong: appends batch element by batch element and stacks the results: stack() of none (an
+// empty batch) is an error.
+Tensor kv_append_per_batch(const Tensor& cache, const Tensor& fresh) {
+  if (!cache.defined()) return fresh;
+  std::vector<Tensor> each;
+  for (int64_t b = 0; b < fresh.size(0); ++b)
+    each.push_back(cat({select(cache, 0, b), select(fresh, 0, b)}, 1));
+  return stack(each, 0);
+}
+
 const Catalogue<signature::kv_append>& kv_append_mistakes() {
   static const Catalogue<signature::kv_append> c = {
       {"kv_append_wrong_dim", kv_append_wrong_dim,
@@ -54,7 +69,15 @@ const Catalogue<signature::kv_append>& kv_append_mistakes() {
        "an undefined cache is empty"},
       {"kv_append_last_dim", kv_append_last_dim,
        "join along the positions (dim 2), not the features (dim -1)",
-       "(B, H, T_cached + T_new, D)"}};
+       "(B, H, T_cached + T_new, D)"},
+      {"kv_append_reads_memory", kv_append_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "fresh is the element of fresh as a tensor, not of its memory"},
+      {"kv_append_per_batch", kv_append_per_batch,
+       "join the whole batch at once (cat along dim 2): a loop over the batch has nothing to "
+       "stack when the batch is empty",
+       "(B, H, T_cached + T_new, D), for any B, 0 included"}};
   return c;
 }
 

@@ -45,6 +45,21 @@ Tensor decode_step_softmax_over_queries(const Tensor& q, const Tensor& k_cache,
   return matmul(softmax(matmul(q, transpose(k_cache, -2, -1)) / scale, -2), v_cache);
 }
 
+// Wrong: reads k_cache's memory in order, as if it were contiguous (a transposed view is not).
+Tensor decode_step_reads_memory(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache) {
+  return solution::decode_step(q, memory_order(k_cache), v_cache);
+}
+
+// Wrong: decodes batch element by batch element and stacks the results: stack() of none (an
+// empty batch) is an error.
+Tensor decode_step_per_batch(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache) {
+  std::vector<Tensor> each;
+  for (int64_t b = 0; b < q.size(0); ++b)
+    each.push_back(
+        solution::decode_step(select(q, 0, b), select(k_cache, 0, b), select(v_cache, 0, b)));
+  return stack(each, 0);
+}
+
 const Catalogue<signature::decode_step>& decode_step_mistakes() {
   static const Catalogue<signature::decode_step> c = {
       {"decode_step_left_aligned_mask", decode_step_left_aligned_mask,
@@ -61,7 +76,15 @@ const Catalogue<signature::decode_step>& decode_step_mistakes() {
        "output = softmax(q k_cache^T / sqrt(D)) v_cache, D = q.size(-1)"},
       {"decode_step_softmax_over_queries", decode_step_softmax_over_queries,
        "take the softmax over the keys (dim -1): over the one query every weight is 1",
-       "softmax over the T keys"}};
+       "softmax over the T keys"},
+      {"decode_step_reads_memory", decode_step_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "k_cache is the element of k_cache as a tensor, not of its memory"},
+      {"decode_step_per_batch", decode_step_per_batch,
+       "attend the whole batch at once (matmul broadcasts over it): a loop over the batch has "
+       "nothing to stack when the batch is empty",
+       "output (B, H, 1, D_v), for any B, 0 included"}};
   return c;
 }
 

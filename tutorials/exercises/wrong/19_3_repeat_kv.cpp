@@ -31,9 +31,7 @@ Tensor repeat_kv_heads_as_count(const Tensor& kv, int64_t groups) {
 
 // Wrong: reads kv's memory in order, as if it were contiguous (a transposed view is not).
 Tensor repeat_kv_reads_memory(const Tensor& kv, int64_t groups) {
-  const float* p = kv.data_ptr<float>();
-  return solution::repeat_kv(from_vector(std::vector<float>(p, p + kv.numel()), kv.shape()),
-                             groups);
+  return solution::repeat_kv(memory_order(kv), groups);
 }
 
 const Catalogue<signature::repeat_kv>& repeat_kv_mistakes() {

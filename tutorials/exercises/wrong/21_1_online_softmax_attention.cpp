@@ -103,6 +103,11 @@ Tensor online_softmax_tile_max_only(const Tensor& scores, const Tensor& v, int64
   return from_vector(acc, {D});
 }
 
+// Wrong: reads v's memory in order, as if it were contiguous (a transposed view is not).
+Tensor online_softmax_reads_memory(const Tensor& scores, const Tensor& v, int64_t tile) {
+  return solution::online_softmax_attention(scores, memory_order(v), tile);
+}
+
 const Catalogue<signature::online_softmax_attention>& online_softmax_mistakes() {
   static const Catalogue<signature::online_softmax_attention> c = {
       {"online_softmax_no_rescale", online_softmax_no_rescale,
@@ -120,7 +125,11 @@ const Catalogue<signature::online_softmax_attention>& online_softmax_mistakes() 
        "for each tile, the last one of T % tile keys included"},
       {"online_softmax_tile_max_only", online_softmax_tile_max_only,
        "the max is a running one: m' = max(m, the tile's max), never lower than m",
-       "m' = max(m, max of the tile's scores)"}};
+       "m' = max(m, max of the tile's scores)"},
+      {"online_softmax_reads_memory", online_softmax_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "v is the element of v as a tensor, not of its memory"}};
   return c;
 }
 

@@ -81,6 +81,11 @@ Tensor rope_rotate_positions_from_one(const Tensor& x, int64_t offset) {
   return solution::rope_rotate(x, offset + 1);
 }
 
+// Wrong: reads x's memory in order, as if it were contiguous (a transposed view is not).
+Tensor rope_rotate_reads_memory(const Tensor& x, int64_t offset) {
+  return solution::rope_rotate(memory_order(x), offset);
+}
+
 const Catalogue<signature::rope_rotate>& rope_rotate_mistakes() {
   static const Catalogue<signature::rope_rotate> c = {
       {"rope_rotate_ignores_offset", rope_rotate_ignores_offset,
@@ -94,7 +99,11 @@ const Catalogue<signature::rope_rotate>& rope_rotate_mistakes() {
       {"rope_rotate_theta_exponent", rope_rotate_theta_exponent,
        "theta_i = 10000^(-2i / D): the exponent has a 2", "theta_i = 10000^(-2i / D)"},
       {"rope_rotate_positions_from_one", rope_rotate_positions_from_one,
-       "positions count from 0: row t of a fresh sequence is at position t", "p = offset + t"}};
+       "positions count from 0: row t of a fresh sequence is at position t", "p = offset + t"},
+      {"rope_rotate_reads_memory", rope_rotate_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "x is the element of x as a tensor, not of its memory"}};
   return c;
 }
 

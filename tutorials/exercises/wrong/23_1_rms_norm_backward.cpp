@@ -46,6 +46,20 @@ RMSNormGrads rms_norm_backward_sum_not_mean(const Tensor& x, const Tensor& w, co
   return {dx, sum(dy * x * rstd, 0)};
 }
 
+// Wrong: reads x's memory in order, as if it were contiguous (a transposed view is not).
+RMSNormGrads rms_norm_backward_reads_memory(const Tensor& x, const Tensor& w, const Tensor& dy) {
+  return solution::rms_norm_backward(memory_order(x), w, dy);
+}
+
+// Wrong: sums dw over the rows starting from row 0: an empty batch has no row 0.
+RMSNormGrads rms_norm_backward_sum_from_row_0(const Tensor& x, const Tensor& w, const Tensor& dy) {
+  const RMSNormGrads g = solution::rms_norm_backward(x, w, dy);
+  const Tensor dw_rows = dy * x / sqrt(mean(x * x, -1, /*keepdim=*/true) + 1e-6f);
+  Tensor dw = select(dw_rows, 0, 0);
+  for (int64_t r = 1; r < x.size(0); ++r) dw = dw + select(dw_rows, 0, r);
+  return {g.dx, dw};
+}
+
 const Catalogue<signature::rms_norm_backward>& rms_norm_backward_mistakes() {
   static const Catalogue<signature::rms_norm_backward> c = {
       {"rms_norm_backward_no_rstd_term", rms_norm_backward_no_rstd_term,
@@ -63,7 +77,15 @@ const Catalogue<signature::rms_norm_backward>& rms_norm_backward_mistakes() {
        "y = x rstd w, rstd = 1 / sqrt(mean(x^2) + eps)"},
       {"rms_norm_backward_sum_not_mean", rms_norm_backward_sum_not_mean,
        "a mean over the row, not a sum: rstd is built from mean(x^2)",
-       "dx = rstd (dxw - x rstd^2 mean(dxw x))"}};
+       "dx = rstd (dxw - x rstd^2 mean(dxw x))"},
+      {"rms_norm_backward_reads_memory", rms_norm_backward_reads_memory,
+       "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
+       "transposed view's memory is in another order",
+       "x is the element of x as a tensor, not of its memory"},
+      {"rms_norm_backward_sum_from_row_0", rms_norm_backward_sum_from_row_0,
+       "sum dw with sum(..., 0), which gives zeros for no rows: a total started from row 0 has "
+       "no row 0",
+       "dw = sum over rows of dy x rstd (zeros for no rows)"}};
   return c;
 }
 

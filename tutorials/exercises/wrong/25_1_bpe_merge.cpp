@@ -84,6 +84,11 @@ Tensor bpe_merge_writes_in_place(const Tensor& ids, int64_t a, int64_t b, int64_
   return clone(narrow(ids, 0, 0, merged.numel()));
 }
 
+// Wrong: reads ids' memory in order, as if it were contiguous (a sliced view is not).
+Tensor bpe_merge_reads_memory(const Tensor& ids, int64_t a, int64_t b, int64_t new_id) {
+  return solution::bpe_merge(memory_order(ids), a, b, new_id);
+}
+
 const Catalogue<signature::bpe_merge>& bpe_merge_mistakes() {
   static const Catalogue<signature::bpe_merge> c = {
       {"bpe_merge_first_only", bpe_merge_first_only,
@@ -104,7 +109,11 @@ const Catalogue<signature::bpe_merge>& bpe_merge_mistakes() {
        "match a then b, in that order: (a, b) is an ordered pair", "ids[i] == a && ids[i+1] == b"},
       {"bpe_merge_writes_in_place", bpe_merge_writes_in_place,
        "build the result in a new vector: ids must stay as it was",
-       "a new tensor of N - merges ids", "modified its input 'ids'"}};
+       "a new tensor of N - merges ids", "modified its input 'ids'"},
+      {"bpe_merge_reads_memory", bpe_merge_reads_memory,
+       "read the ids with to_vector<int64_t>() (in order whatever the layout), not data_ptr(): "
+       "a sliced view's memory holds other numbers between",
+       "ids[i] is element i of ids as a tensor"}};
   return c;
 }
 

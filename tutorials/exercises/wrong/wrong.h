@@ -8,6 +8,11 @@
 
 namespace qkv::exercises::wrong {
 
+// t as a loop over t.data_ptr() sees it: its memory read in order, as if it were contiguous. The
+// same numbers for a contiguous tensor; another order for a transposed or sliced view (never
+// given an expanded one, whose memory is smaller than it). The "reads_memory" mistakes use it.
+Tensor memory_order(const Tensor& t);
+
 const Catalogue<signature::broadcast_add>& broadcast_add_mistakes();        // 01.1
 const Catalogue<signature::sum_to_shape>& sum_to_shape_mistakes();          // 02.1
 const Catalogue<signature::matmul_backward>& matmul_backward_mistakes();    // 02.2
