@@ -588,7 +588,8 @@ Exercise<signature::softmax_rows> ex_softmax_rows() {
                  drawn(2077, {{"x", {2, 5, 7}, {}, 300}}, "scores in the hundreds", overflow),
                  drawn(2078, {{"x", {4, 6}, kT, 3}}, "x is a transposed view", {},
                        {"softmax_rows_reads_memory"}),
-                 drawn(2079, {{"x", {0, 5}}}, "an empty batch", {"softmax_rows_global_max"})},
+                 drawn(2079, {{"x", {0, 5}}}, "an empty batch", {"softmax_rows_global_max"},
+                       {"softmax_rows_per_row"})},
       .call = [](signature::softmax_rows f, const Tensors& t,
                  const Input&) { return one(f(t[0])); },
       .reference = [](const Tensors& t, const Input&) { return one(softmax(t[0], -1)); },
@@ -616,8 +617,10 @@ Exercise<signature::attention> ex_attention() {
                      qkv_case(2084, {6, 4}, {2, 9, 4}, {2, 9, 2}, "q broadcast over the batch", {}),
                      qkv_case(2085, {5, 4}, {7, 4}, {7, 6}, "k transposed, v sliced", {},
                               {"attention_reads_memory"}, kT, kS),
-                     qkv_case(2086, {0, 5, 4}, {0, 7, 4}, {0, 7, 3}, "an empty batch", {},
-                              {"attention_global_max"})},
+                     qkv_case(2086, {0, 5, 4}, {0, 7, 4}, {0, 7, 3}, "an empty batch",
+                              {"attention_global_max"}, {"attention_per_batch"}),
+                     drawn(2087, {{"q", {3, 4}, {}, 15}, {"k", {6, 4}, {}, 15}, {"v", {6, 3}}},
+                           "scores in the hundreds", {}, {"attention_softmax_without_max"})},
           .call = [](signature::attention f, const Tensors& t,
                      const Input&) { return one(f(t[0], t[1], t[2])); },
           .reference = [](const Tensors& t, const Input&) { return one(sdpa(t[0], t[1], t[2])); },
@@ -949,7 +952,8 @@ Exercise<signature::decode_step> ex_decode_step() {
       .call = [](signature::decode_step f, const Tensors& t,
                  const Input&) { return one(f(t[0], t[1], t[2])); },
       .reference = [](const Tensors& t, const Input&) { return one(sdpa(t[0], t[1], t[2], true)); },
-      .mistakes = wrong::decode_step_mistakes()};
+      .mistakes = wrong::decode_step_mistakes(),
+      .gradients = true};
 }
 
 // ---- 21.1 ---------------------------------------------------------------------------------

@@ -41,6 +41,19 @@ Tensor softmax_rows_reads_memory(const Tensor& x) {
   return solution::softmax_rows(memory_order(x));
 }
 
+// Wrong: works row by row and stacks the rows: stack() of no rows (an empty batch) is an
+// error.
+Tensor softmax_rows_per_row(const Tensor& x) {
+  const Tensor rows = reshape(x, {-1, x.size(-1)});
+  std::vector<Tensor> each;
+  for (int64_t r = 0; r < rows.size(0); ++r) {
+    const Tensor row = select(rows, 0, r);
+    const Tensor e = exp(row - max(row));
+    each.push_back(e / sum(e));
+  }
+  return reshape(stack(each, 0), x.shape());
+}
+
 const Catalogue<signature::softmax_rows>& softmax_rows_mistakes() {
   static const Catalogue<signature::softmax_rows> c = {
       {"softmax_rows_no_max", softmax_rows_no_max,
@@ -57,7 +70,11 @@ const Catalogue<signature::softmax_rows>& softmax_rows_mistakes() {
       {"softmax_rows_reads_memory", softmax_rows_reads_memory,
        "read x with qkv's ops or to_vector() (row-major whatever the layout), not data_ptr(): "
        "a transposed view's memory is in another order",
-       "x[i, j] is the element at row i, column j of x as a tensor"}};
+       "x[i, j] is the element at row i, column j of x as a tensor"},
+      {"softmax_rows_per_row", softmax_rows_per_row,
+       "work on every row at once (max and sum over dim -1, keepdim): a loop over the rows has "
+       "nothing to stack when there are none",
+       "y = softmax over dim -1, for any number of rows, 0 included"}};
   return c;
 }
 

@@ -47,6 +47,25 @@ Tensor attention_reads_memory(const Tensor& q, const Tensor& k, const Tensor& v)
   return solution::attention(q, memory_order(k), memory_order(v));
 }
 
+// Wrong: the softmax as e^s / sum e^s, without subtracting each row's max: e^s overflows when
+// the scores reach the hundreds.
+Tensor attention_softmax_without_max(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  const Tensor e = exp(matmul(q, transpose(k, -2, -1)) / scale);
+  return matmul(e / sum(e, -1, /*keepdim=*/true), v);
+}
+
+// Wrong: attends batch element by batch element and stacks the results: stack() of none (an
+// empty batch) is an error.
+Tensor attention_per_batch(const Tensor& q, const Tensor& k, const Tensor& v) {
+  if (k.dim() < 3) return solution::attention(q, k, v);  // no batch
+  std::vector<Tensor> each;
+  for (int64_t b = 0; b < k.size(0); ++b)
+    each.push_back(solution::attention(q.dim() == k.dim() ? select(q, 0, b) : q, select(k, 0, b),
+                                       select(v, 0, b)));
+  return stack(each, 0);
+}
+
 const Catalogue<signature::attention>& attention_mistakes() {
   static const Catalogue<signature::attention> c = {
       {"attention_no_scale", attention_no_scale, "divide the scores by sqrt(D) before the softmax",
@@ -66,7 +85,15 @@ const Catalogue<signature::attention>& attention_mistakes() {
       {"attention_reads_memory", attention_reads_memory,
        "use qkv's ops (matmul, transpose), not data_ptr(): a transposed or sliced view's "
        "memory is not in row-major order",
-       "k[j, d] is the element at row j, column d of k as a tensor"}};
+       "k[j, d] is the element at row j, column d of k as a tensor"},
+      {"attention_softmax_without_max", attention_softmax_without_max,
+       "take the softmax with softmax(..., -1) or your softmax_rows (each row's max subtracted "
+       "first): e^s overflows float32 for s > 88",
+       "weights = softmax(q k^T / sqrt(D)), e^(s - max) / sum e^(s - max)"},
+      {"attention_per_batch", attention_per_batch,
+       "attend the whole batch at once (matmul broadcasts over the leading dims): a loop over "
+       "the batch has nothing to stack when the batch is empty",
+       "output (..., T_q, D_v), for any batch, 0 included"}};
   return c;
 }
 
