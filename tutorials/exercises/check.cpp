@@ -1184,7 +1184,7 @@ Exercise<signature::gelu_backward> ex_gelu_backward() {
                      gc(2183, {4, 6}, 20, c, "x far into both tails", {}),
                      gc(2184, {5, 6}, 2, kT, "dy is a transposed view", {},
                         {"gelu_backward_reads_memory"}),
-                     gc(2185, {0, 3}, 2, c, "an empty batch", {})},
+                     gc(2185, {0, 3}, 2, c, "an empty batch", {}, {"gelu_backward_per_row"})},
           .call = [](signature::gelu_backward f, const Tensors& t,
                      const Input&) { return one(f(t[0], t[1])); },
           .reference =
@@ -1215,7 +1215,7 @@ Exercise<signature::repeat_kv> ex_repeat_kv() {
                      rc(2192, {1, 1, 3, 2}, 4, c, {"repeat_kv_not_repeated"}),
                      rc(2193, {2, 4, 3, 2}, 1, c, {"repeat_kv_heads_as_count"}),
                      rc(2194, {2, 2, 3, 4}, 2, kT, {}, {"repeat_kv_reads_memory"}),
-                     rc(2195, {0, 2, 3, 4}, 2, c, {})},
+                     rc(2195, {0, 2, 3, 4}, 2, c, {}, {"repeat_kv_per_batch"})},
           .call = [](signature::repeat_kv f, const Tensors& t,
                      const Input& in) { return one(f(t[0], in.ints[0])); },
           .reference =

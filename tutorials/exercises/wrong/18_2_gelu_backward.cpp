@@ -56,6 +56,16 @@ Tensor gelu_backward_reads_memory(const Tensor& x, const Tensor& dy) {
   return solution::gelu_backward(x, memory_order(dy));
 }
 
+// Wrong: works row by row and stacks the rows: stack() of no rows (an empty batch) is an
+// error.
+Tensor gelu_backward_per_row(const Tensor& x, const Tensor& dy) {
+  if (x.dim() < 2) return solution::gelu_backward(x, dy);
+  std::vector<Tensor> rows;
+  for (int64_t r = 0; r < x.size(0); ++r)
+    rows.push_back(solution::gelu_backward(select(x, 0, r), select(dy, 0, r)));
+  return stack(rows, 0);
+}
+
 const Catalogue<signature::gelu_backward>& gelu_backward_mistakes() {
   static const Catalogue<signature::gelu_backward> c = {
       {"gelu_backward_one_term", gelu_backward_one_term,
@@ -76,7 +86,11 @@ const Catalogue<signature::gelu_backward>& gelu_backward_mistakes() {
       {"gelu_backward_reads_memory", gelu_backward_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "dy[i, j] is the element at row i, column j of dy as a tensor"}};
+       "dy[i, j] is the element at row i, column j of dy as a tensor"},
+      {"gelu_backward_per_row", gelu_backward_per_row,
+       "work on the whole tensor at once (the formula is elementwise): a loop over the rows has "
+       "nothing to stack when there are none",
+       "dx = dy * gelu'(x), elementwise, for any shape, empty included"}};
   return c;
 }
 

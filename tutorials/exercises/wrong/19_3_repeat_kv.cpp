@@ -34,6 +34,15 @@ Tensor repeat_kv_reads_memory(const Tensor& kv, int64_t groups) {
   return solution::repeat_kv(memory_order(kv), groups);
 }
 
+// Wrong: repeats batch element by batch element and stacks the results: stack() of none (an
+// empty batch) is an error.
+Tensor repeat_kv_per_batch(const Tensor& kv, int64_t groups) {
+  std::vector<Tensor> each;
+  for (int64_t b = 0; b < kv.size(0); ++b)
+    each.push_back(select(solution::repeat_kv(narrow(kv, 0, b, 1), groups), 0, 0));
+  return stack(each, 0);
+}
+
 const Catalogue<signature::repeat_kv>& repeat_kv_mistakes() {
   static const Catalogue<signature::repeat_kv> c = {
       {"repeat_kv_tiled", repeat_kv_tiled,
@@ -52,7 +61,11 @@ const Catalogue<signature::repeat_kv>& repeat_kv_mistakes() {
       {"repeat_kv_reads_memory", repeat_kv_reads_memory,
        "use unsqueeze, expand and reshape (or to_vector()), not data_ptr(): a transposed view's "
        "memory is in another order",
-       "kv[b, j, t, d] is the element of kv as a tensor"}};
+       "kv[b, j, t, d] is the element of kv as a tensor"},
+      {"repeat_kv_per_batch", repeat_kv_per_batch,
+       "repeat the whole batch at once (unsqueeze, expand, reshape): a loop over the batch has "
+       "nothing to stack when the batch is empty",
+       "(B, H_kv * groups, T, D), for any B, 0 included"}};
   return c;
 }
 
