@@ -85,8 +85,19 @@ std::vector<double> values(const Tensor& t) {
 // "" when it does not.
 std::string difference(const Tensor& got, const Tensor& expected, double atol, double rtol) {
   if (!got.defined()) return "returned an undefined tensor";
-  if (got.shape() != expected.shape())
-    return "expected shape " + shape_str(expected.shape()) + ", got " + shape_str(got.shape());
+  if (got.shape() != expected.shape()) {
+    std::string text =
+        "expected shape " + shape_str(expected.shape()) + ", got " + shape_str(got.shape());
+    if (got.numel() <= 16 && expected.numel() <= 16 && got.dtype() == expected.dtype()) {
+      auto listed = [](const Tensor& t) {  // a few values: [8, 5, 7]
+        std::string out;
+        for (double v : values(t)) out += (out.empty() ? "" : ", ") + number(v);
+        return "[" + out + "]";
+      };
+      text += ": got " + listed(got) + ", expected " + listed(expected);
+    }
+    return text;
+  }
   if (got.dtype() != expected.dtype())
     return std::string("expected a ") + dtype_name(expected.dtype()) + " tensor, got " +
            dtype_name(got.dtype());
@@ -243,12 +254,9 @@ struct Behaviour {
 template <class F>
 Behaviour behave(const Exercise<F>& ex, F f, const Input& in, const Tensors& args) {
   Behaviour b;
-  b.error = run_caught(
-      [&] {
-        NoGradGuard no_grad;
-        b.out = ex.call(f, args, in);
-      },
-      &b.stub);
+  // Grad mode stays on (a backward may be written with autograd); the inputs require no grad, so
+  // nothing is recorded unless the function asks for it.
+  b.error = run_caught([&] { b.out = ex.call(f, args, in); }, &b.stub);
   return b;
 }
 
@@ -260,9 +268,9 @@ bool same_behaviour(const Exercise<F>& ex, const Behaviour& a, const Behaviour& 
 }
 
 // The known mistakes that did on case c what the graded function did (`got`: a wrong output or
-// an error), where that is not the right answer (`expected`), as hint lines; their names go to
-// o.diagnosed. When several match there, the ones that also did what f did on every other case
-// are kept (if any are).
+// an error), where that is not the right answer (`expected`), and that also did what f did on
+// every other case (a NaN that matches a NaN is weak evidence; a whole exercise's behaviour is
+// not), as hint lines; their names go to o.diagnosed.
 template <class F>
 std::string diagnose(const Exercise<F>& ex, F f, size_t c, const Behaviour& got,
                      const Tensors& expected, Outcome& o) {
@@ -275,19 +283,17 @@ std::string diagnose(const Exercise<F>& ex, F f, size_t c, const Behaviour& got,
     if (same_behaviour(ex, got, theirs) && !same_behaviour(ex, theirs, right))
       matches.push_back(&m);
   }
-  if (matches.size() > 1) {
-    std::vector<const Mistake<F>*> everywhere;
-    for (const Mistake<F>* m : matches) {
-      bool all = true;
-      for (size_t other = 0; all && other < ex.inputs.size(); ++other) {
-        const Input& oin = ex.inputs[other];
-        all = other == c || same_behaviour(ex, behave(ex, f, oin, oin.tensors()),
-                                           behave(ex, m->fn, oin, oin.tensors()));
-      }
-      if (all) everywhere.push_back(m);
+  std::vector<const Mistake<F>*> everywhere;
+  for (const Mistake<F>* m : matches) {
+    bool all = true;
+    for (size_t other = 0; all && other < ex.inputs.size(); ++other) {
+      const Input& oin = ex.inputs[other];
+      all = other == c || same_behaviour(ex, behave(ex, f, oin, oin.tensors()),
+                                         behave(ex, m->fn, oin, oin.tensors()));
     }
-    if (!everywhere.empty()) matches = everywhere;
+    if (all) everywhere.push_back(m);
   }
+  matches = everywhere;
   std::string lines;
   for (const Mistake<F>* m : matches) {
     o.diagnosed.push_back(m->name);
@@ -353,6 +359,7 @@ Outcome grade(const Exercise<F>& ex, F f, const CheckOptions& options) {
     const int64_t c = static_cast<int64_t>(ci);
     if (options.only_case >= 0 && options.only_case != c) continue;
     const Input& in = ex.inputs[ci];
+    if (options.on_case) options.on_case(c, in.what);
     const std::string on = "on " + in.what;
     const Tensors expected = ex.reference(in.tensors(), in);  // first, on copies of its own
     const Tensors args = in.tensors();
@@ -388,6 +395,7 @@ Outcome grade(const Exercise<F>& ex, F f, const CheckOptions& options) {
     for (size_t ci = 0; ci < ex.inputs.size(); ++ci) {
       const int64_t c = static_cast<int64_t>(ci);
       if (options.only_case >= 0 && options.only_case != c) continue;
+      if (options.on_case) options.on_case(c, ex.inputs[ci].what + " (backward)");
       const Outcome o = gradients(ex, f, ex.inputs[ci], c);
       if (o.kind != Outcome::passed) return o;
     }
@@ -695,7 +703,8 @@ Exercise<signature::cross_attention> ex_cross_attention() {
   return {
       .inputs = {cross_case(2121, 2, 3, 7, 8, 4, 4,
                             {"cross_attention_values_from_x", "cross_attention_keys_from_x",
-                             "cross_attention_no_scale", "cross_attention_queries_from_memory"}),
+                             "cross_attention_no_scale", "cross_attention_queries_from_memory",
+                             "cross_attention_keys_and_values_from_x"}),
                  cross_case(2122, 1, 1, 33, 6, 5, 5, {"cross_attention_no_scale"}),
                  cross_case(2123, 2, 5, 2, 4, 4, 4, {"cross_attention_keys_from_x"}),
                  cross_case(2124, 2, 3, 5, 8, 4, 6, {}, {"cross_attention_scale_by_value_width"}),
@@ -715,12 +724,14 @@ Exercise<signature::cross_attention> ex_cross_attention() {
 // ---- 12.1 and 12.2 ------------------------------------------------------------------------
 
 template <class F>
-Exercise<F> ex_causal(uint64_t seed, const Catalogue<F>& mistakes, const std::string& prefix) {
+Exercise<F> ex_causal(uint64_t seed, const Catalogue<F>& mistakes, const std::string& prefix,
+                      std::vector<std::string> one_position, std::vector<std::string> seven) {
   auto n = [&](const char* what) { return prefix + what; };
   const Shape s1{1, 4}, s2{7, 4}, s3{2, 3, 33, 8}, s4{2, 5, 6};
+  seven.insert(seven.end(), {n("_off_by_one"), n("_no_scale")});
   return {
-      .inputs = {qkv_case(seed + 1, s1, s1, s1, "one position", {}),
-                 qkv_case(seed + 2, s2, s2, s2, "", {n("_off_by_one"), n("_no_scale")}),
+      .inputs = {qkv_case(seed + 1, s1, s1, s1, "one position", one_position),
+                 qkv_case(seed + 2, s2, s2, s2, "", seven),
                  qkv_case(seed + 3, s3, s3, s3, "", {n("_off_by_one")}),
                  qkv_case(seed + 4, s4, s4, s4, "", {}),
                  qkv_case(seed + 5, {2, 6, 4}, {2, 6, 4}, {2, 6, 7}, "values 7 wide, keys 4", {},
@@ -857,7 +868,8 @@ Exercise<signature::layer_norm_backward> ex_layer_norm_backward() {
   return {
       .inputs = {ln_case(2181, 1, 7, 2, 1, "one row",
                          {"layer_norm_backward_no_mean_terms", "layer_norm_backward_unbiased_var"}),
-                 ln_case(2182, 5, 33, 2, 1, "", {"layer_norm_backward_dw_not_reduced"}),
+                 ln_case(2182, 5, 33, 2, 1, "",
+                         {"layer_norm_backward_dw_not_reduced", "layer_norm_backward_forgets_w"}),
                  ln_case(2183, 7, 4, 2, 1, "", {"layer_norm_backward_unbiased_var"}),
                  ln_case(2184, 4, 16, 1e-3f, 0, "rows whose variance is below eps", {},
                          {"layer_norm_backward_eps_outside_sqrt"}),
@@ -1145,7 +1157,8 @@ Exercise<signature::block_forward> ex_block_forward() {
       .inputs = {block_case(2151, 2, 5, 8, 2,
                             {"block_forward_post_layer_norm", "block_forward_no_mlp_residual",
                              "block_forward_residual_of_normalised", "block_forward_ln1_for_both",
-                             "block_forward_relu", "block_forward_parallel"}),
+                             "block_forward_relu", "block_forward_parallel",
+                             "block_forward_residuals_of_normalised", "block_forward_tanh_gelu"}),
                  block_case(2152, 1, 1, 8, 2, {"block_forward_no_mlp_residual"}),
                  block_case(2153, 2, 7, 12, 3, {"block_forward_parallel"}),
                  block_case(2154, 0, 4, 8, 2, {}, {"block_forward_per_batch"}),
@@ -1392,8 +1405,12 @@ const std::vector<Entry>& entries() {
       entry<signature::causal_attention>(
           "12.1",
           [] {
-            return ex_causal<signature::causal_attention>(2120, wrong::causal_attention_mistakes(),
-                                                          "causal_attention");
+            return ex_causal<signature::causal_attention>(
+                2120, wrong::causal_attention_mistakes(), "causal_attention",
+                {"causal_attention_hides_diagonal", "causal_attention_keep_mask",
+                 "causal_attention_loops"},
+                {"causal_attention_mask_after_softmax", "causal_attention_inverted_mask",
+                 "causal_attention_keep_mask"});
           },
           &Functions::causal_attention),
       entry<signature::causal_attention_renormalised>(
@@ -1401,7 +1418,8 @@ const std::vector<Entry>& entries() {
           [] {
             return ex_causal<signature::causal_attention_renormalised>(
                 2125, wrong::causal_attention_renormalised_mistakes(),
-                "causal_attention_renormalised");
+                "causal_attention_renormalised", {"causal_attention_renormalised_hides_diagonal"},
+                {"causal_attention_renormalised_missing", "causal_attention_renormalised_upper"});
           },
           &Functions::causal_attention_renormalised),
       entry<signature::softmax_backward>("13.1", ex_softmax_backward, &Functions::softmax_backward),

@@ -7,8 +7,9 @@
 //      ("modified its input 'param'");
 //   3. compares every output; on a difference it says where and how far, then runs every known
 //      mistake of that exercise (the catalogue in wrong/) on the same input: when your output
-//      is one of theirs, the hint names that mistake and the line of the math it breaks. A hint
-//      is never given for a mistake whose output yours does not match.
+//      is one of theirs, and your function does what that mistake does on every other case
+//      too, the hint names the mistake and the line of the math it breaks. A hint is never
+//      given for a mistake whose output yours does not match.
 // Where a model trains through the exercise, it also runs backward through your function and
 // compares the gradient of every input with qkv's own (a function that breaks the graph fails
 // and says so). It never runs the reference in the graded function's place, and a function
@@ -118,6 +119,9 @@ struct CheckOptions {
   bool diagnose_passes = false;
   int64_t only_case = -1;    // >= 0: run that case alone (and its gradients)
   bool values_only = false;  // skip the gradient checks
+  // Called with each case's index and input before it runs (check_exercises reports from it
+  // which case a crash happened on).
+  std::function<void(int64_t, const std::string&)> on_case = {};
 };
 
 // The check of exercise `id` ("07.1") on f's function for it.

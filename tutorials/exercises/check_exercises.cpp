@@ -45,6 +45,9 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
+// What a check in a process of its own writes to standard error before each case.
+const std::string kCaseMark = "qkv-case ";
+
 // `word` quoted for a POSIX shell.
 std::string quoted(const std::string& word) {
   std::string out = "'";
@@ -93,29 +96,54 @@ std::string sanitizer_lines(const std::string& report) {
 }
 
 // The check of one exercise: its line of the report ("07.1 softmax_rows: ok") and its outcome.
+// On Linux and macOS each exercise runs in a process of its own (this program, --in_process),
+// so that a crash or a sanitizer's report ends that exercise's check alone, and is reported with
+// the case it happened on.
 Outcome check_one(const ExerciseInfo& e, const Functions& yours, const std::string& self,
-                  const std::string& mistake) {
-  if (!kSanitized || self.empty()) return check(e.id, yours);
-  // Under the sanitizers, each exercise runs in a process of its own, so that a report (which
-  // ends the process) ends that exercise's check alone.
+                  const std::string& mistake, bool in_process) {
+  if (self.empty()) {
+    CheckOptions options;
+    if (in_process)  // a process of its own: say which case runs, for a crash to be placed
+      options.on_case = [](int64_t c, const std::string& input) {
+        std::cerr << kCaseMark << c << ": " << input << std::endl;
+      };
+    return check(e.id, yours, options);
+  }
   TempFile out("qkv_exercise_out"), err("qkv_exercise_err");
-  const std::string command = quoted(self) + " --in_process " + e.id +
+  const std::string command = "UBSAN_OPTIONS=print_stacktrace=1 " + quoted(self) +
+                              " --in_process " + e.id +
                               (mistake.empty() ? "" : " --mistake " + quoted(mistake)) + " > " +
                               quoted(out.path.string()) + " 2> " + quoted(err.path.string());
   const int status = std::system(command.c_str());
-  const std::string printed = read_all(out.path), report = read_all(err.path);
-  const std::string mark = std::string(e.id) + " " + e.name + ": ";
-  const size_t at = printed.find(mark);
   if (status == -1) throw qkv::Error("could not run " + self + " for exercise " + e.id);
+  const std::string printed = read_all(out.path), report = read_all(err.path);
+  // The last case the child began ("qkv-case 3: x (4, 6) ..."), for a check that never ended.
+  std::string last_case;
+  for (size_t at = report.find(kCaseMark); at != std::string::npos;
+       at = report.find(kCaseMark, at + 1))
+    last_case = report.substr(at + kCaseMark.size(), report.find('\n', at) - at - kCaseMark.size());
+  const std::string during = last_case.empty() ? "" : " on case " + last_case;
   const std::string said = sanitizer_lines(report);
-  if (!said.empty()) return {Outcome::failed, said, "", {}, -1};
-  if (at == std::string::npos)
+  if (!said.empty())
     return {Outcome::failed,
-            "the check ended without a result (exit status " + std::to_string(status) +
-                "): " + report.substr(0, 1000),
+            said + (last_case.empty() ? "" : "\n    while checking case " + last_case),
             "",
             {},
             -1};
+  const std::string mark = std::string(e.id) + " " + e.name + ": ";
+  const size_t at = printed.find(mark);
+  if (at == std::string::npos) {
+    const int code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f);
+    return {Outcome::failed,
+            "crashed" + during + " (exit status " + std::to_string(code) +
+                (code > 128 ? ", signal " + std::to_string(code - 128) : "") +
+                "): a read or write out of bounds, or through a null pointer? check_exercises "
+                "--asan " +
+                e.id + " shows where",
+            "",
+            {},
+            -1};
+  }
   // The child's own line: "ok (note)", "FAILED ..." or the stub's message.
   std::string rest = printed.substr(at + mark.size());
   while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r')) rest.pop_back();
@@ -202,7 +230,7 @@ int main(int argc, char** argv) {
              "check this known mistake (a function in wrong/) in place of your function for "
              "its exercise");
   flags.on_off("--in_process", &in_process,
-               "check in this process (a sanitizer build runs each exercise in a process of "
+               "check in this process (on Linux and macOS each exercise runs in a process of "
                "its own, this way)");
   return lesson::run(flags, argc, argv, [&] {
     std::vector<ExerciseInfo> asked;
@@ -258,14 +286,18 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+#ifdef _WIN32
+    const std::string self;  // every exercise in this process
+#else
     const std::string self = in_process ? "" : argv[0];
+#endif
     std::string remaining, next;
     int passed = 0, untouched = 0;
     for (const ExerciseInfo& e : asked) {
-      const Outcome o = check_one(e, graded, self, mistake);
+      const Outcome o = check_one(e, graded, self, mistake, in_process);
       const std::string label = std::string(e.id) + " " + e.name;
       if (o.kind == Outcome::passed) {
-        std::cout << label << ": ok" << (o.note.empty() ? "" : " (" + o.note + ")") << "\n";
+        std::cout << label << ": ok" << (o.note.empty() ? "" : " (" + o.note + ")") << std::endl;
         ++passed;
         continue;
       }
@@ -276,7 +308,7 @@ int main(int argc, char** argv) {
                   << (at == std::string::npos ? o.message : o.message.substr(at + 3)) << "\n";
         ++untouched;
       } else {
-        std::cout << label << ": FAILED " << o.message << "\n";
+        std::cout << label << ": FAILED " << o.message << std::endl;
       }
       remaining += std::string(" ") + e.id;
       if (next.empty()) {

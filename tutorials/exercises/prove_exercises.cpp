@@ -8,8 +8,9 @@
 //      that ran the reference instead of the graded function, or that cannot fail, fails here.
 //      A mistake only AddressSanitizer sees (a read past an edge) is left to the sanitizer
 //      build's ctest, which runs it through check_exercises --mistake.
-//   3. Each case rejects the mistakes it is written down to catch, and a mistake it alone is
-//      there for gives the right values on every other case.
+//   3. Each case rejects the mistakes it is written down to catch, a mistake it alone is there
+//      for gives the right values on every other case, and every known mistake is written down
+//      under a case.
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -98,6 +99,13 @@ int main(int argc, char** argv) {
     std::cout << "\n3. What each case is there to catch\n";
     for (const ExerciseInfo& e : exercise_list()) {
       const std::vector<CaseInfo> all = cases(e.id);
+      for (const KnownMistake& m : mistakes) {  // each is written down under a case
+        if (m.id != e.id || m.caught_as.rfind("AddressSanitizer", 0) == 0) continue;
+        const bool written = std::any_of(all.begin(), all.end(), [&](const CaseInfo& c) {
+          return std::find(c.catches.begin(), c.catches.end(), m.name) != c.catches.end();
+        });
+        if (!written) problem(m.name + " is written down under no case of " + e.id);
+      }
       for (size_t c = 0; c < all.size(); ++c) {
         std::cout << e.id << " case " << c << ", " << all[c].input << ": catches "
                   << list(all[c].catches) << "\n";

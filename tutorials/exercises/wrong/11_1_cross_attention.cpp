@@ -66,6 +66,14 @@ Tensor cross_attention_per_batch(const Tensor& x, const Tensor& memory, const Te
   return stack(each, 0);
 }
 
+// Wrong: takes both the keys and the values from x (self-attention over x).
+Tensor cross_attention_keys_and_values_from_x(const Tensor& x, const Tensor& memory,
+                                              const Tensor& w_q, const Tensor& w_k,
+                                              const Tensor& w_v) {
+  (void)memory;
+  return solution::cross_attention(x, x, w_q, w_k, w_v);
+}
+
 const Catalogue<signature::cross_attention>& cross_attention_mistakes() {
   static const Catalogue<signature::cross_attention> c = {
       {"cross_attention_values_from_x", cross_attention_values_from_x,
@@ -86,7 +94,10 @@ const Catalogue<signature::cross_attention>& cross_attention_mistakes() {
       {"cross_attention_per_batch", cross_attention_per_batch,
        "attend the whole batch at once (matmul broadcasts over it): a loop over the batch has "
        "nothing to stack when the batch is empty",
-       "output (B, T_q, D_v), for any B, 0 included"}};
+       "output (B, T_q, D_v), for any B, 0 included"},
+      {"cross_attention_keys_and_values_from_x", cross_attention_keys_and_values_from_x,
+       "the keys and the values come from the memory: that is what x attends to",
+       "k = memory w_k, v = memory w_v"}};
   return c;
 }
 

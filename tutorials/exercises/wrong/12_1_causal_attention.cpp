@@ -73,6 +73,15 @@ Tensor causal_attention_reads_memory(const Tensor& q, const Tensor& k, const Ten
   return solution::causal_attention(q, k, memory_order(v));
 }
 
+// Wrong: passes masked_fill the mask of what to keep (tril), so it hides the past and the
+// diagonal and keeps the future.
+Tensor causal_attention_keep_mask(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t T = q.size(-2);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  const Tensor scores = matmul(q, transpose(k, -2, -1)) / scale;
+  return matmul(softmax(masked_fill(scores, tril(ones({T, T}, Dtype::boolean)), -INFINITY), -1), v);
+}
+
 const Catalogue<signature::causal_attention>& causal_attention_mistakes() {
   static const Catalogue<signature::causal_attention> c = {
       {"causal_attention_hides_diagonal", causal_attention_hides_diagonal,
@@ -101,7 +110,11 @@ const Catalogue<signature::causal_attention>& causal_attention_mistakes() {
       {"causal_attention_reads_memory", causal_attention_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "sliced view's memory is in another order",
-       "v is the element of v as a tensor, not of its memory"}};
+       "v is the element of v as a tensor, not of its memory"},
+      {"causal_attention_keep_mask", causal_attention_keep_mask,
+       "masked_fill writes -inf where its mask is true: give it what to hide (triu with "
+       "diagonal 1, the future), not what to keep",
+       "query i may see keys j <= i"}};
   return c;
 }
 

@@ -25,13 +25,24 @@ Tensor causal_attention_renormalised_upper(const Tensor& q, const Tensor& k, con
   return matmul(kept / sum(kept, -1, /*keepdim=*/true), v);
 }
 
-// Wrong: uses tril(..., -1): no token sees itself.
-Tensor causal_attention_renormalised_off_by_one(const Tensor& q, const Tensor& k, const Tensor& v) {
+// Wrong: keeps tril with diagonal -1, hiding the diagonal too: a token cannot see itself (row 0
+// keeps nothing, so eps is added to its sum of 0).
+Tensor causal_attention_renormalised_hides_diagonal(const Tensor& q, const Tensor& k,
+                                                    const Tensor& v) {
   const int64_t T = q.size(-2);
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
   const Tensor weights = softmax(matmul(q, transpose(k, -2, -1)) / scale, -1);
   const Tensor kept = weights * tril(ones({T, T}), -1);
   return matmul(kept / (sum(kept, -1, /*keepdim=*/true) + 1e-9f), v);
+}
+
+// Wrong: keeps tril with diagonal 1: query i also sees key i + 1, one step of the future.
+Tensor causal_attention_renormalised_off_by_one(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t T = q.size(-2);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  const Tensor weights = softmax(matmul(q, transpose(k, -2, -1)) / scale, -1);
+  const Tensor kept = weights * tril(ones({T, T}), 1);
+  return matmul(kept / sum(kept, -1, /*keepdim=*/true), v);
 }
 
 // Wrong: forgets to divide the scores by sqrt(D).
@@ -65,8 +76,11 @@ causal_attention_renormalised_mistakes() {
       {"causal_attention_renormalised_upper", causal_attention_renormalised_upper,
        "keep the lower triangle (tril: j <= i), not the upper one",
        "weights = softmax(scores) * tril(ones(T, T)), renormalised"},
+      {"causal_attention_renormalised_hides_diagonal", causal_attention_renormalised_hides_diagonal,
+       "a token sees itself: keep j <= i (tril with diagonal 0), not j < i",
+       "weights = softmax(scores) * tril(ones(T, T)), renormalised"},
       {"causal_attention_renormalised_off_by_one", causal_attention_renormalised_off_by_one,
-       "keep j <= i: tril with diagonal 0; query i saw key i + 1",
+       "keep j <= i: tril with diagonal 0, not 1; query i saw key i + 1",
        "weights = softmax(scores) * tril(ones(T, T)), renormalised"},
       {"causal_attention_renormalised_no_scale", causal_attention_renormalised_no_scale,
        "divide the scores by sqrt(D) before the softmax",

@@ -63,6 +63,23 @@ Tensor block_forward_reads_memory(const Tensor& x, const BlockWeights& w, const 
   return solution::block_forward(memory_order(x), w, attn);
 }
 
+// Wrong: both residual adds start from the normalised stream (ln1(x), then ln2(h)).
+Tensor block_forward_residuals_of_normalised(const Tensor& x, const BlockWeights& w,
+                                             const Sublayer& attn) {
+  const Tensor n1 = layer_norm(x, w.ln1_w, w.ln1_b);
+  const Tensor h = n1 + attn(n1);
+  const Tensor n2 = layer_norm(h, w.ln2_w, w.ln2_b);
+  return n2 + block_mlp(n2, w);
+}
+
+// Wrong: GPT-2's tanh GELU in the MLP, where this block (nanoGPT's) uses the exact form.
+Tensor block_forward_tanh_gelu(const Tensor& x, const BlockWeights& w, const Sublayer& attn) {
+  const Tensor h = x + attn(layer_norm(x, w.ln1_w, w.ln1_b));
+  const Tensor z = layer_norm(h, w.ln2_w, w.ln2_b);
+  const Tensor hidden = gelu(matmul(z, transpose(w.fc_w, 0, 1)) + w.fc_b, GeluApproximation::tanh);
+  return h + matmul(hidden, transpose(w.proj_w, 0, 1)) + w.proj_b;
+}
+
 const Catalogue<signature::block_forward>& block_forward_mistakes() {
   static const Catalogue<signature::block_forward> c = {
       {"block_forward_post_layer_norm", block_forward_post_layer_norm,
@@ -90,7 +107,14 @@ const Catalogue<signature::block_forward>& block_forward_mistakes() {
       {"block_forward_reads_memory", block_forward_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "x is the element of x as a tensor, not of its memory"}};
+       "x is the element of x as a tensor, not of its memory"},
+      {"block_forward_residuals_of_normalised", block_forward_residuals_of_normalised,
+       "add each sublayer's output to the stream itself (x, then h), never to its normalised "
+       "copy",
+       "h = x + attn(ln1(x)), out = h + mlp(ln2(h))"},
+      {"block_forward_tanh_gelu", block_forward_tanh_gelu,
+       "this block's GELU is the exact form, gelu(z) (GPT-2 uses the tanh approximation)",
+       "mlp(z) = gelu(z fc_w^T + fc_b) proj_w^T + proj_b, exact GELU"}};
   return c;
 }
 

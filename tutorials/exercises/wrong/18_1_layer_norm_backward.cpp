@@ -89,6 +89,13 @@ LayerNormGrads layer_norm_backward_sum_from_row_0(const Tensor& x, const Tensor&
   return {g.dx, dw, db};
 }
 
+// Wrong: dnorm = dy, forgetting that the output is norm * w.
+LayerNormGrads layer_norm_backward_forgets_w(const Tensor& x, const Tensor& w, const Tensor& dy) {
+  const LayerNormGrads g = solution::layer_norm_backward(x, ones_like(w), dy);
+  const LayerNormGrads right = solution::layer_norm_backward(x, w, dy);
+  return {g.dx, right.dw, right.db};
+}
+
 const Catalogue<signature::layer_norm_backward>& layer_norm_backward_mistakes() {
   static const Catalogue<signature::layer_norm_backward> c = {
       {"layer_norm_backward_dw_not_reduced", layer_norm_backward_dw_not_reduced,
@@ -116,7 +123,10 @@ const Catalogue<signature::layer_norm_backward>& layer_norm_backward_mistakes() 
       {"layer_norm_backward_sum_from_row_0", layer_norm_backward_sum_from_row_0,
        "sum dw and db with sum(..., 0), which gives zeros for no rows: a total started from row "
        "0 has no row 0",
-       "dw = sum over rows of dy * norm (zeros for no rows)"}};
+       "dw = sum over rows of dy * norm (zeros for no rows)"},
+      {"layer_norm_backward_forgets_w", layer_norm_backward_forgets_w,
+       "the output is norm * w + b: the gradient reaching norm is dnorm = dy * w",
+       "dnorm = dy * w"}};
   return c;
 }
 

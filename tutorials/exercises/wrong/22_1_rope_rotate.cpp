@@ -15,7 +15,8 @@ Tensor rope_rotate_ignores_offset(const Tensor& x, int64_t offset) {
   return solution::rope_rotate(x, 0);
 }
 
-// Wrong: pairs neighbours (2i, 2i + 1) instead of halves.
+// Wrong: pairs neighbours (2i, 2i + 1), in and out: Meta's and llama2.c's convention (and
+// RoFormer's), where qkv, like Hugging Face, pairs the halves.
 Tensor rope_rotate_neighbours(const Tensor& x, int64_t offset) {
   const int64_t T = x.size(-2), D = x.size(-1), half = D / 2;
   Shape pairs = x.shape();
@@ -33,7 +34,8 @@ Tensor rope_rotate_neighbours(const Tensor& x, int64_t offset) {
       s[static_cast<size_t>(t * half + i)] = static_cast<float>(std::sin(angle));
     }
   const Tensor cos_t = from_vector(c, {T, half}), sin_t = from_vector(s, {T, half});
-  return cat({x1 * cos_t - x2 * sin_t, x2 * cos_t + x1 * sin_t}, -1);
+  const Tensor turned = stack({x1 * cos_t - x2 * sin_t, x2 * cos_t + x1 * sin_t}, -1);
+  return reshape(turned, x.shape());  // back to neighbours side by side
 }
 
 // Wrong: turns the other way (the sign of sin swapped).
@@ -91,7 +93,8 @@ const Catalogue<signature::rope_rotate>& rope_rotate_mistakes() {
       {"rope_rotate_ignores_offset", rope_rotate_ignores_offset,
        "row t is at position offset + t (the cached tokens come first)", "p = offset + t"},
       {"rope_rotate_neighbours", rope_rotate_neighbours,
-       "qkv pairs dim i with dim i + D/2 (rotate half), not neighbours 2i and 2i + 1",
+       "qkv pairs dim i with dim i + D/2 (rotate half, Hugging Face's), not neighbours 2i and "
+       "2i + 1 (Meta's and llama2.c's)",
        "y_i = x_i cos - x_{i+D/2} sin"},
       {"rope_rotate_backwards", rope_rotate_backwards,
        "turn forwards: y_i = x_i cos - x_{i+D/2} sin (the sign of sin swapped)",

@@ -23,21 +23,13 @@ Tensor bpe_merge_first_only(const Tensor& ids, int64_t a, int64_t b, int64_t new
   return ids_tensor(v);
 }
 
-// Wrong: does not skip the merged pair's second token: in (5, 5, 5) both pairs merge.
+// Wrong: does not skip the pair's second token: in 5 5 5 7 every (5, 5) becomes new and the
+// second 5 is kept as well.
 Tensor bpe_merge_overlapping(const Tensor& ids, int64_t a, int64_t b, int64_t new_id) {
   const std::vector<int64_t> in = ids.to_vector<int64_t>();
   std::vector<int64_t> out;
-  bool merged_last = false;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (i + 1 < in.size() && in[i] == a && in[i + 1] == b) {
-      out.push_back(new_id);
-      merged_last = true;
-    } else if (!merged_last) {
-      out.push_back(in[i]);
-    } else {
-      merged_last = false;  // the second half of the pair just merged
-    }
-  }
+  for (size_t i = 0; i < in.size(); ++i)
+    out.push_back(i + 1 < in.size() && in[i] == a && in[i + 1] == b ? new_id : in[i]);
   return ids_tensor(out);
 }
 
@@ -95,8 +87,8 @@ const Catalogue<signature::bpe_merge>& bpe_merge_mistakes() {
        "replace every occurrence of the pair, not only the first",
        "every adjacent (a, b), left to right, becomes new_id"},
       {"bpe_merge_overlapping", bpe_merge_overlapping,
-       "a merged pair is consumed: after merging at i, go on at i + 2 (in 5 5 5, (5, 5) merges "
-       "once)",
+       "a merged pair is consumed: after merging at i, go on at i + 2, so both tokens go (in "
+       "5 5 5, (5, 5) merges once, leaving new 5)",
        "left to right, the pair's two tokens consumed"},
       {"bpe_merge_right_to_left", bpe_merge_right_to_left,
        "scan left to right: in 5 5 5 the first two merge, giving new 5",
