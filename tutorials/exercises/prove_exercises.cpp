@@ -117,6 +117,9 @@ int main(int argc, char** argv) {
             problem(name + " is not a known mistake of " + e.id);
             continue;
           }
+          // Only AddressSanitizer sees it (undefined behaviour here): the ASan build's ctest
+          // holds it to its case.
+          if (m->caught_as.rfind("AddressSanitizer", 0) == 0) continue;
           Functions f = solutions;
           m->put_in_place(f);
           if (check(e.id, f, {.only_case = static_cast<int64_t>(c)}).kind != Outcome::failed)

@@ -58,6 +58,13 @@ Tensor broadcast_add_max_of_sizes(const Tensor& a, const Tensor& b) {
   return solution::broadcast_add(a, b);
 }
 
+// Wrong: reads b.numel() floats of b's memory: an expanded view (stride 0, one row in memory
+// standing for many) has fewer, so this reads past its end. Right numbers for a contiguous b;
+// garbage, or nothing visible at all, for an expanded one: only AddressSanitizer sees it.
+Tensor broadcast_add_reads_b_memory(const Tensor& a, const Tensor& b) {
+  return solution::broadcast_add(a, memory_order(b));
+}
+
 const Catalogue<signature::broadcast_add>& broadcast_add_mistakes() {
   static const Catalogue<signature::broadcast_add> c = {
       {"broadcast_add_aligned_left", broadcast_add_aligned_left,
@@ -76,7 +83,11 @@ const Catalogue<signature::broadcast_add>& broadcast_add_mistakes() {
       {"broadcast_add_max_of_sizes", broadcast_add_max_of_sizes,
        "a size of 1 stretches to the other size, even to 0: (0, 3) + (3,) is (0, 3), not "
        "max(0, 1) = 1 rows",
-       "out[d] = a[d] if b[d] == 1 else b[d]"}};
+       "out[d] = a[d] if b[d] == 1 else b[d]"},
+      {"broadcast_add_reads_b_memory", broadcast_add_reads_b_memory,
+       "read b with to_vector(), which follows its strides: an expanded view has less memory "
+       "than elements",
+       "b[i, j] is the element of b as a tensor", "AddressSanitizer: heap-buffer-overflow"}};
   return c;
 }
 
