@@ -712,7 +712,14 @@ Exercise<signature::cross_attention> ex_cross_attention() {
                  cross_case(2124, 2, 3, 5, 8, 4, 6, {}, {"cross_attention_scale_by_value_width"}),
                  laid_out(cross_case(2125, 2, 3, 5, 8, 4, 4, {}), 0, kT,
                           {"cross_attention_reads_memory"}),
-                 cross_case(2126, 0, 3, 5, 8, 4, 4, {}, {"cross_attention_per_batch"})},
+                 cross_case(2126, 0, 3, 5, 8, 4, 4, {}, {"cross_attention_per_batch"}),
+                 drawn(2127,
+                       {{"x", {2, 3, 8}},
+                        {"memory", {2, 5, 8}},
+                        {"w_q", {8, 4}, {}, 6},
+                        {"w_k", {8, 4}, {}, 6},
+                        {"w_v", {8, 4}}},
+                       "scores in the hundreds", {}, {"cross_attention_softmax_without_max"})},
       .call = [](signature::cross_attention f, const Tensors& t,
                  const Input&) { return one(f(t[0], t[1], t[2], t[3], t[4])); },
       .reference =
@@ -725,21 +732,34 @@ Exercise<signature::cross_attention> ex_cross_attention() {
 
 // ---- 12.1 and 12.2 ------------------------------------------------------------------------
 
+// 12.1 and 12.2 share their cases but one: scores in the hundreds (`hundreds`, the mistakes that
+// case is there for; empty: no such case). 12.2's way, the softmax over every key and then the
+// lower triangle renormalised, is the same function as the -inf mask only while no hidden score
+// is so far above the visible ones that their weights underflow to 0: at scores in the hundreds
+// it gives 0 / 0, so 12.2 is not held to them.
 template <class F>
 Exercise<F> ex_causal(uint64_t seed, const Catalogue<F>& mistakes, const std::string& prefix,
-                      std::vector<std::string> one_position, std::vector<std::string> seven) {
+                      std::vector<std::string> one_position, std::vector<std::string> seven,
+                      const std::vector<std::string>& hundreds) {
   auto n = [&](const char* what) { return prefix + what; };
   const Shape s1{1, 4}, s2{7, 4}, s3{2, 3, 33, 8}, s4{2, 5, 6};
   seven.insert(seven.end(), {n("_off_by_one"), n("_no_scale")});
+  std::vector<Input> inputs = {
+      qkv_case(seed + 1, s1, s1, s1, "one position", one_position),
+      qkv_case(seed + 2, s2, s2, s2, "", seven),
+      qkv_case(seed + 3, s3, s3, s3, "", {n("_off_by_one")}),
+      qkv_case(seed + 4, s4, s4, s4, "", {}),
+      qkv_case(seed + 5, {2, 6, 4}, {2, 6, 4}, {2, 6, 7}, "values 7 wide, keys 4", {},
+               {n("_scale_by_value_width")}),
+      laid_out(qkv_case(seed + 6, {2, 5, 4}, {2, 5, 4}, {2, 5, 4}, "", {}), 2, kS,
+               {n("_reads_memory")}),
+      qkv_case(seed + 8, {0, 5, 4}, {0, 5, 4}, {0, 5, 4}, "an empty batch", {}, {n("_per_batch")})};
+  if (!hundreds.empty())
+    inputs.push_back(drawn(seed + 7,
+                           {{"q", {2, 6, 4}, {}, 15}, {"k", {2, 6, 4}, {}, 15}, {"v", {2, 6, 4}}},
+                           "scores in the hundreds", {}, hundreds));
   return {
-      .inputs = {qkv_case(seed + 1, s1, s1, s1, "one position", one_position),
-                 qkv_case(seed + 2, s2, s2, s2, "", seven),
-                 qkv_case(seed + 3, s3, s3, s3, "", {n("_off_by_one")}),
-                 qkv_case(seed + 4, s4, s4, s4, "", {}),
-                 qkv_case(seed + 5, {2, 6, 4}, {2, 6, 4}, {2, 6, 7}, "values 7 wide, keys 4", {},
-                          {n("_scale_by_value_width")}),
-                 laid_out(qkv_case(seed + 6, {2, 5, 4}, {2, 5, 4}, {2, 5, 4}, "", {}), 2, kS,
-                          {n("_reads_memory")})},
+      .inputs = inputs,
       .call = [](F f, const Tensors& t, const Input&) { return one(f(t[0], t[1], t[2])); },
       .reference = [](const Tensors& t, const Input&) { return one(sdpa(t[0], t[1], t[2], true)); },
       .mistakes = mistakes,
@@ -962,7 +982,12 @@ Exercise<signature::decode_step> ex_decode_step() {
                  decode_case(2199, 1, 2, 6, 4, 7, {}, {"decode_step_scale_by_value_width"}),
                  laid_out(decode_case(2200, 1, 2, 5, 4, 4, {}), 1, kT,
                           {"decode_step_reads_memory"}),
-                 decode_case(2201, 0, 2, 5, 4, 4, {}, {"decode_step_per_batch"})},
+                 decode_case(2201, 0, 2, 5, 4, 4, {}, {"decode_step_per_batch"}),
+                 drawn(2202,
+                       {{"q", {1, 2, 1, 4}, {}, 15},
+                        {"k_cache", {1, 2, 6, 4}, {}, 15},
+                        {"v_cache", {1, 2, 6, 4}}},
+                       "scores in the hundreds", {}, {"decode_step_softmax_without_max"})},
       .call = [](signature::decode_step f, const Tensors& t,
                  const Input&) { return one(f(t[0], t[1], t[2])); },
       .reference = [](const Tensors& t, const Input&) { return one(sdpa(t[0], t[1], t[2], true)); },
@@ -1412,7 +1437,8 @@ const std::vector<Entry>& entries() {
                 {"causal_attention_hides_diagonal", "causal_attention_keep_mask",
                  "causal_attention_loops"},
                 {"causal_attention_mask_after_softmax", "causal_attention_inverted_mask",
-                 "causal_attention_keep_mask"});
+                 "causal_attention_keep_mask"},
+                {"causal_attention_softmax_without_max", "causal_attention_mask_minus_100"});
           },
           &Functions::causal_attention),
       entry<signature::causal_attention_renormalised>(
@@ -1421,7 +1447,8 @@ const std::vector<Entry>& entries() {
             return ex_causal<signature::causal_attention_renormalised>(
                 2125, wrong::causal_attention_renormalised_mistakes(),
                 "causal_attention_renormalised", {"causal_attention_renormalised_hides_diagonal"},
-                {"causal_attention_renormalised_missing", "causal_attention_renormalised_upper"});
+                {"causal_attention_renormalised_missing", "causal_attention_renormalised_upper"},
+                {});
           },
           &Functions::causal_attention_renormalised),
       entry<signature::softmax_backward>("13.1", ex_softmax_backward, &Functions::softmax_backward),

@@ -103,7 +103,7 @@ const Catalogue<signature::sum_to_shape>& sum_to_shape_mistakes() {
       {"sum_to_shape_reads_memory", sum_to_shape_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "grad is the element of grad as a tensor, not of its memory"},
+       "grad[i, j] is element (i, j) of grad as a tensor, not of its memory"},
       {"sum_to_shape_sum_from_index_0", sum_to_shape_sum_from_index_0,
        "sum with sum(g, 0), which gives zeros for an empty dim: a total started from g[0] has no "
        "g[0] to start from",

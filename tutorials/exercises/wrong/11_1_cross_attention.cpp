@@ -74,6 +74,16 @@ Tensor cross_attention_keys_and_values_from_x(const Tensor& x, const Tensor& mem
   return solution::cross_attention(x, x, w_q, w_k, w_v);
 }
 
+// Wrong: the softmax as e^s / sum e^s, without subtracting each row's max: e^s overflows when
+// the scores reach the hundreds.
+Tensor cross_attention_softmax_without_max(const Tensor& x, const Tensor& memory, const Tensor& w_q,
+                                           const Tensor& w_k, const Tensor& w_v) {
+  const Tensor q = matmul(x, w_q), k = matmul(memory, w_k), v = matmul(memory, w_v);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  const Tensor e = exp(matmul(q, transpose(k, -2, -1)) / scale);
+  return matmul(e / sum(e, -1, /*keepdim=*/true), v);
+}
+
 const Catalogue<signature::cross_attention>& cross_attention_mistakes() {
   static const Catalogue<signature::cross_attention> c = {
       {"cross_attention_values_from_x", cross_attention_values_from_x,
@@ -90,14 +100,18 @@ const Catalogue<signature::cross_attention>& cross_attention_mistakes() {
       {"cross_attention_reads_memory", cross_attention_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "x is the element of x as a tensor, not of its memory"},
+       "x[i, j] is element (i, j) of x as a tensor, not of its memory"},
       {"cross_attention_per_batch", cross_attention_per_batch,
        "attend the whole batch at once (matmul broadcasts over it): a loop over the batch has "
        "nothing to stack when the batch is empty",
        "output (B, T_q, D_v), for any B, 0 included"},
       {"cross_attention_keys_and_values_from_x", cross_attention_keys_and_values_from_x,
        "the keys and the values come from the memory: that is what x attends to",
-       "k = memory w_k, v = memory w_v"}};
+       "k = memory w_k, v = memory w_v"},
+      {"cross_attention_softmax_without_max", cross_attention_softmax_without_max,
+       "take the softmax with softmax(..., -1) or your softmax_rows (each row's max subtracted "
+       "first): e^s overflows float32 for s > 88",
+       "output = softmax(q k^T / sqrt(D)) v, e^(s - max) / sum e^(s - max)"}};
   return c;
 }
 

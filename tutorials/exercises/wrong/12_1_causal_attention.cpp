@@ -82,6 +82,36 @@ Tensor causal_attention_keep_mask(const Tensor& q, const Tensor& k, const Tensor
   return matmul(softmax(masked_fill(scores, tril(ones({T, T}, Dtype::boolean)), -INFINITY), -1), v);
 }
 
+// Wrong: the softmax as e^s / sum e^s, without subtracting each row's max: e^s overflows when
+// the scores reach the hundreds.
+Tensor causal_attention_softmax_without_max(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t T = q.size(-2);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  const Tensor scores = matmul(q, transpose(k, -2, -1)) / scale;
+  const Tensor e = exp(masked_fill(scores, triu(ones({T, T}, Dtype::boolean), 1), -INFINITY));
+  return matmul(e / sum(e, -1, /*keepdim=*/true), v);
+}
+
+// Wrong: hides the future with -100 instead of -inf: e^-100 is not 0 next to scores that are
+// themselves below -100, so the future leaks in.
+Tensor causal_attention_mask_minus_100(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const int64_t T = q.size(-2);
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  const Tensor scores = matmul(q, transpose(k, -2, -1)) / scale;
+  return matmul(softmax(masked_fill(scores, triu(ones({T, T}, Dtype::boolean), 1), -100.0f), -1),
+                v);
+}
+
+// Wrong: attends batch element by batch element and stacks the results: stack() of none (an
+// empty batch) is an error.
+Tensor causal_attention_per_batch(const Tensor& q, const Tensor& k, const Tensor& v) {
+  if (q.dim() < 3) return solution::causal_attention(q, k, v);  // no batch
+  std::vector<Tensor> each;
+  for (int64_t b = 0; b < q.size(0); ++b)
+    each.push_back(solution::causal_attention(select(q, 0, b), select(k, 0, b), select(v, 0, b)));
+  return stack(each, 0);
+}
+
 const Catalogue<signature::causal_attention>& causal_attention_mistakes() {
   static const Catalogue<signature::causal_attention> c = {
       {"causal_attention_hides_diagonal", causal_attention_hides_diagonal,
@@ -110,11 +140,23 @@ const Catalogue<signature::causal_attention>& causal_attention_mistakes() {
       {"causal_attention_reads_memory", causal_attention_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "sliced view's memory is in another order",
-       "v is the element of v as a tensor, not of its memory"},
+       "v[i, j] is element (i, j) of v as a tensor, not of its memory"},
       {"causal_attention_keep_mask", causal_attention_keep_mask,
        "masked_fill writes -inf where its mask is true: give it what to hide (triu with "
        "diagonal 1, the future), not what to keep",
-       "query i may see keys j <= i"}};
+       "query i may see keys j <= i"},
+      {"causal_attention_softmax_without_max", causal_attention_softmax_without_max,
+       "take the softmax with softmax(..., -1) (each row's max subtracted first): e^s overflows "
+       "float32 for s > 88",
+       "output = softmax(masked(q k^T / sqrt(D))) v, e^(s - max) / sum e^(s - max)"},
+      {"causal_attention_mask_minus_100", causal_attention_mask_minus_100,
+       "hide with -inf, not a large negative number: scores can be lower than it, and then the "
+       "future gets weight",
+       "masked(s)[i, j] = -inf for j > i, so e^-inf = 0 exactly"},
+      {"causal_attention_per_batch", causal_attention_per_batch,
+       "attend the whole batch at once (matmul broadcasts over the leading dims): a loop over the "
+       "batch has nothing to stack when the batch is empty",
+       "output (..., T, D_v), for any batch, 0 included"}};
   return c;
 }
 

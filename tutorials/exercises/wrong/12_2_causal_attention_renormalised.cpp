@@ -26,14 +26,14 @@ Tensor causal_attention_renormalised_upper(const Tensor& q, const Tensor& k, con
 }
 
 // Wrong: keeps tril with diagonal -1, hiding the diagonal too: a token cannot see itself (row 0
-// keeps nothing, so eps is added to its sum of 0).
+// keeps nothing: 0 / 0).
 Tensor causal_attention_renormalised_hides_diagonal(const Tensor& q, const Tensor& k,
                                                     const Tensor& v) {
   const int64_t T = q.size(-2);
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
   const Tensor weights = softmax(matmul(q, transpose(k, -2, -1)) / scale, -1);
   const Tensor kept = weights * tril(ones({T, T}), -1);
-  return matmul(kept / (sum(kept, -1, /*keepdim=*/true) + 1e-9f), v);
+  return matmul(kept / sum(kept, -1, /*keepdim=*/true), v);
 }
 
 // Wrong: keeps tril with diagonal 1: query i also sees key i + 1, one step of the future.
@@ -67,6 +67,17 @@ Tensor causal_attention_renormalised_reads_memory(const Tensor& q, const Tensor&
   return solution::causal_attention_renormalised(q, k, memory_order(v));
 }
 
+// Wrong: attends batch element by batch element and stacks the results: stack() of none (an
+// empty batch) is an error.
+Tensor causal_attention_renormalised_per_batch(const Tensor& q, const Tensor& k, const Tensor& v) {
+  if (q.dim() < 3) return solution::causal_attention_renormalised(q, k, v);  // no batch
+  std::vector<Tensor> each;
+  for (int64_t b = 0; b < q.size(0); ++b)
+    each.push_back(
+        solution::causal_attention_renormalised(select(q, 0, b), select(k, 0, b), select(v, 0, b)));
+  return stack(each, 0);
+}
+
 const Catalogue<signature::causal_attention_renormalised>&
 causal_attention_renormalised_mistakes() {
   static const Catalogue<signature::causal_attention_renormalised> c = {
@@ -92,7 +103,11 @@ causal_attention_renormalised_mistakes() {
       {"causal_attention_renormalised_reads_memory", causal_attention_renormalised_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "sliced view's memory is in another order",
-       "v is the element of v as a tensor, not of its memory"}};
+       "v[i, j] is element (i, j) of v as a tensor, not of its memory"},
+      {"causal_attention_renormalised_per_batch", causal_attention_renormalised_per_batch,
+       "attend the whole batch at once (matmul broadcasts over the leading dims): a loop over the "
+       "batch has nothing to stack when the batch is empty",
+       "output (..., T, D_v), for any batch, 0 included"}};
   return c;
 }
 

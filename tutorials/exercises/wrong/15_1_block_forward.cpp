@@ -107,7 +107,7 @@ const Catalogue<signature::block_forward>& block_forward_mistakes() {
       {"block_forward_reads_memory", block_forward_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "x is the element of x as a tensor, not of its memory"},
+       "x[i, j] is element (i, j) of x as a tensor, not of its memory"},
       {"block_forward_residuals_of_normalised", block_forward_residuals_of_normalised,
        "add each sublayer's output to the stream itself (x, then h), never to its normalised "
        "copy",

@@ -105,7 +105,7 @@ const Catalogue<signature::adamw_step>& adamw_step_mistakes() {
       {"adamw_step_reads_memory", adamw_step_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "grad is the element of grad as a tensor, not of its memory"}};
+       "grad[i, j] is element (i, j) of grad as a tensor, not of its memory"}};
   return c;
 }
 

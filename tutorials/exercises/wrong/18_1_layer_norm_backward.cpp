@@ -119,7 +119,7 @@ const Catalogue<signature::layer_norm_backward>& layer_norm_backward_mistakes() 
       {"layer_norm_backward_reads_memory", layer_norm_backward_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "x is the element of x as a tensor, not of its memory"},
+       "x[i, j] is element (i, j) of x as a tensor, not of its memory"},
       {"layer_norm_backward_sum_from_row_0", layer_norm_backward_sum_from_row_0,
        "sum dw and db with sum(..., 0), which gives zeros for no rows: a total started from row "
        "0 has no row 0",

@@ -73,7 +73,7 @@ const Catalogue<signature::kv_append>& kv_append_mistakes() {
       {"kv_append_reads_memory", kv_append_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "fresh is the element of fresh as a tensor, not of its memory"},
+       "fresh[i, j] is element (i, j) of fresh as a tensor, not of its memory"},
       {"kv_append_per_batch", kv_append_per_batch,
        "join the whole batch at once (cat along dim 2): a loop over the batch has nothing to "
        "stack when the batch is empty",

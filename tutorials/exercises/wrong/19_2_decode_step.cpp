@@ -60,6 +60,15 @@ Tensor decode_step_per_batch(const Tensor& q, const Tensor& k_cache, const Tenso
   return stack(each, 0);
 }
 
+// Wrong: the softmax as e^s / sum e^s, without subtracting the row's max: e^s overflows when
+// the scores reach the hundreds.
+Tensor decode_step_softmax_without_max(const Tensor& q, const Tensor& k_cache,
+                                       const Tensor& v_cache) {
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(q.size(-1))));
+  const Tensor e = exp(matmul(q, transpose(k_cache, -2, -1)) / scale);
+  return matmul(e / sum(e, -1, /*keepdim=*/true), v_cache);
+}
+
 const Catalogue<signature::decode_step>& decode_step_mistakes() {
   static const Catalogue<signature::decode_step> c = {
       {"decode_step_left_aligned_mask", decode_step_left_aligned_mask,
@@ -80,11 +89,15 @@ const Catalogue<signature::decode_step>& decode_step_mistakes() {
       {"decode_step_reads_memory", decode_step_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "k_cache is the element of k_cache as a tensor, not of its memory"},
+       "k_cache[i, j] is element (i, j) of k_cache as a tensor, not of its memory"},
       {"decode_step_per_batch", decode_step_per_batch,
        "attend the whole batch at once (matmul broadcasts over it): a loop over the batch has "
        "nothing to stack when the batch is empty",
-       "output (B, H, 1, D_v), for any B, 0 included"}};
+       "output (B, H, 1, D_v), for any B, 0 included"},
+      {"decode_step_softmax_without_max", decode_step_softmax_without_max,
+       "take the softmax with softmax(..., -1) (the row's max subtracted first): e^s overflows "
+       "float32 for s > 88",
+       "output = softmax(q k_cache^T / sqrt(D)) v_cache, e^(s - max) / sum e^(s - max)"}};
   return c;
 }
 

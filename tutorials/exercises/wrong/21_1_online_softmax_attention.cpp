@@ -129,7 +129,7 @@ const Catalogue<signature::online_softmax_attention>& online_softmax_mistakes() 
       {"online_softmax_reads_memory", online_softmax_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "v is the element of v as a tensor, not of its memory"}};
+       "v[i, j] is element (i, j) of v as a tensor, not of its memory"}};
   return c;
 }
 

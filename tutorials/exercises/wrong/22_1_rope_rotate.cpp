@@ -106,7 +106,7 @@ const Catalogue<signature::rope_rotate>& rope_rotate_mistakes() {
       {"rope_rotate_reads_memory", rope_rotate_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "x is the element of x as a tensor, not of its memory"}};
+       "x[i, j] is element (i, j) of x as a tensor, not of its memory"}};
   return c;
 }
 

@@ -81,7 +81,7 @@ const Catalogue<signature::rms_norm_backward>& rms_norm_backward_mistakes() {
       {"rms_norm_backward_reads_memory", rms_norm_backward_reads_memory,
        "use qkv's ops (or to_vector(), row-major whatever the layout), not data_ptr(): a "
        "transposed view's memory is in another order",
-       "x is the element of x as a tensor, not of its memory"},
+       "x[i, j] is element (i, j) of x as a tensor, not of its memory"},
       {"rms_norm_backward_sum_from_row_0", rms_norm_backward_sum_from_row_0,
        "sum dw with sum(..., 0), which gives zeros for no rows: a total started from row 0 has "
        "no row 0",

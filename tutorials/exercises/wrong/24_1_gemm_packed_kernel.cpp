@@ -20,12 +20,14 @@ void gemm_packed_kernel_accumulates(int64_t M, int64_t N, int64_t K, const float
 // Wrong: computes only whole 4 x 8 tiles: the edges stay as they were.
 void gemm_packed_kernel_drops_edges(int64_t M, int64_t N, int64_t K, const float* A, const float* B,
                                     float* C) {
-  for (int64_t i = 0; i + 4 <= M; ++i)
-    for (int64_t j = 0; j + 8 <= N; ++j) {
-      float sum = 0.0f;
-      for (int64_t k = 0; k < K; ++k) sum += A[i * K + k] * B[k * N + j];
-      C[i * N + j] = sum;
-    }
+  for (int64_t ib = 0; ib + 4 <= M; ib += 4)  // whole tiles only: ib + MR <= M
+    for (int64_t jb = 0; jb + 8 <= N; jb += 8)
+      for (int64_t i = ib; i < ib + 4; ++i)
+        for (int64_t j = jb; j < jb + 8; ++j) {
+          float sum = 0.0f;
+          for (int64_t k = 0; k < K; ++k) sum += A[i * K + k] * B[k * N + j];
+          C[i * N + j] = sum;
+        }
 }
 
 // Wrong: reads B as if it were stored (N, K).
