@@ -946,7 +946,6 @@ Exercise<signature::kv_append> ex_kv_append() {
                                  {"kv_append_wrong_dim", "kv_append_prepends", "kv_append_forgets",
                                   "kv_append_last_dim"}),
                      append_case(2193, 4, 5, {"kv_append_prepends"}),
-                     append_case(2195, 3, 3, {"kv_append_last_dim"}),
                      laid_out(append_case(2194, 3, 2, {}), 1, kT, {"kv_append_reads_memory"}),
                      append_case(2190, 3, 1, {}, {"kv_append_per_batch"}, 0)},
           .call = [](signature::kv_append f, const Tensors& t,
