@@ -115,7 +115,10 @@ Outcome check_one(const ExerciseInfo& e, const Functions& yours, const std::stri
                               (mistake.empty() ? "" : " --mistake " + quoted(mistake)) + " > " +
                               quoted(out.path.string()) + " 2> " + quoted(err.path.string());
   const int status = std::system(command.c_str());
-  if (status == -1) throw qkv::Error("could not run " + self + " for exercise " + e.id);
+  const int code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f);
+  if (status == -1 || code == 126 || code == 127)
+    throw qkv::Error("could not run " + self + " for exercise " + e.id + " (exit status " +
+                     std::to_string(code) + ")");
   const std::string printed = read_all(out.path), report = read_all(err.path);
   // The last case the child began ("qkv-case 3: x (4, 6) ..."), for a check that never ended.
   std::string last_case;
@@ -133,7 +136,6 @@ Outcome check_one(const ExerciseInfo& e, const Functions& yours, const std::stri
   const std::string mark = std::string(e.id) + " " + e.name + ": ";
   const size_t at = printed.find(mark);
   if (at == std::string::npos) {
-    const int code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f);
     return {Outcome::failed,
             "crashed" + during + " (exit status " + std::to_string(code) +
                 (code > 128 ? ", signal " + std::to_string(code - 128) : "") +
@@ -289,7 +291,11 @@ int main(int argc, char** argv) {
 #ifdef _WIN32
     const std::string self;  // every exercise in this process
 #else
-    const std::string self = in_process ? "" : argv[0];
+    // This program again, by the path it was started with (found through PATH, it runs every
+    // exercise in this process instead).
+    const std::string program = argv[0];
+    const std::string self =
+        in_process || program.find('/') == std::string::npos ? "" : program;
 #endif
     std::string remaining, next;
     int passed = 0, untouched = 0;
