@@ -81,6 +81,11 @@ std::vector<double> values(const Tensor& t) {
   return out;
 }
 
+// Whether x is within atol + rtol |y| of y (NaN is never).
+bool close(double x, double y, double atol, double rtol) {
+  return x == y || std::fabs(x - y) <= atol + rtol * std::fabs(y);
+}
+
 // Where got differs from expected by more than atol + rtol |expected| (NaN always differs):
 // "" when it does not.
 std::string difference(const Tensor& got, const Tensor& expected, double atol, double rtol) {
@@ -105,9 +110,9 @@ std::string difference(const Tensor& got, const Tensor& expected, double atol, d
   int64_t first = -1;
   double worst = 0;
   for (size_t i = 0; i < g.size(); ++i) {
-    const double diff = std::fabs(g[i] - e[i]);
-    const bool bad = !(diff <= atol + rtol * std::fabs(e[i])) && !(g[i] == e[i]);
+    const bool bad = !close(g[i], e[i], atol, rtol);
     if (bad && first < 0) first = static_cast<int64_t>(i);
+    const double diff = std::fabs(g[i] - e[i]);
     if (bad) worst = std::isnan(diff) || std::isnan(worst) ? NAN : std::max(worst, diff);
   }
   if (first < 0) return "";
@@ -123,9 +128,7 @@ bool alike(const Tensor& a, const Tensor& b, double atol, double rtol) {
   if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
   const std::vector<double> x = values(a), y = values(b);
   for (size_t i = 0; i < x.size(); ++i)
-    if (!(std::isnan(x[i]) && std::isnan(y[i])) && !(x[i] == y[i]) &&
-        !(std::fabs(x[i] - y[i]) <= atol + rtol * std::fabs(y[i])))
-      return false;
+    if (!(std::isnan(x[i]) && std::isnan(y[i])) && !close(x[i], y[i], atol, rtol)) return false;
   return true;
 }
 
@@ -152,32 +155,26 @@ bool unchanged(const Tensor& a, const Tensor& b) {
 // function that reads memory as if it were contiguous can tell.
 enum class Layout { contiguous, transposed, sliced, expanded };
 
-// A float32 tensor of `shape` with values scale * N(0, 1) + shift from g, laid out as asked:
-// transposed (the last two dims of a contiguous tensor swapped back), sliced (every other
-// column of one twice as wide) or expanded (dim 0 read from one row, stride 0).
+// t with the same values, laid out as a transposed view (its last two dims swapped back) or a
+// sliced one (every other element of a tensor twice as wide, zeros between).
+Tensor relaid(const Tensor& t, Layout layout) {
+  if (layout == Layout::contiguous) return t;
+  if (layout == Layout::transposed) return transpose(contiguous(transpose(t, -2, -1)), -2, -1);
+  Shape wide = t.shape();
+  wide.back() *= 2;
+  const Tensor base = zeros(wide, t.dtype());
+  copy_(slice(base, -1, 0, wide.back(), 2), t);
+  return slice(base, -1, 0, wide.back(), 2);
+}
+
+// A float32 tensor of `shape` with values scale * N(0, 1) + shift from g, laid out as asked
+// (relaid), or expanded: dim 0 read from one row, stride 0 (its rows then all the same).
 Tensor make(const Shape& shape, Generator& g, Layout layout = Layout::contiguous,
             float scale = 1.0f, float shift = 0.0f) {
-  auto fill = [&](const Shape& s) { return randn(s, &g) * scale + shift; };
-  switch (layout) {
-    case Layout::contiguous:
-      return fill(shape);
-    case Layout::transposed: {
-      Shape s = shape;
-      std::swap(s[s.size() - 1], s[s.size() - 2]);
-      return transpose(fill(s), -2, -1);
-    }
-    case Layout::sliced: {
-      Shape s = shape;
-      s.back() *= 2;
-      return slice(fill(s), -1, 0, s.back(), 2);
-    }
-    case Layout::expanded: {
-      Shape s = shape;
-      s[0] = 1;
-      return expand(fill(s), shape);
-    }
-  }
-  return Tensor();
+  if (layout != Layout::expanded) return relaid(randn(shape, &g) * scale + shift, layout);
+  Shape row = shape;
+  row[0] = 1;
+  return expand(randn(row, &g) * scale + shift, shape);
 }
 
 const char* layout_word(Layout layout) {
@@ -283,13 +280,15 @@ std::string diagnose(const Exercise<F>& ex, F f, size_t c, const Behaviour& got,
     if (same_behaviour(ex, got, theirs) && !same_behaviour(ex, theirs, right))
       matches.push_back(&m);
   }
+  std::vector<Behaviour> yours;  // f on every case, for the matches to be held to
+  if (!matches.empty())
+    for (const Input& oin : ex.inputs) yours.push_back(behave(ex, f, oin, oin.tensors()));
   std::vector<const Mistake<F>*> everywhere;
   for (const Mistake<F>* m : matches) {
     bool all = true;
     for (size_t other = 0; all && other < ex.inputs.size(); ++other) {
       const Input& oin = ex.inputs[other];
-      all = other == c || same_behaviour(ex, behave(ex, f, oin, oin.tensors()),
-                                         behave(ex, m->fn, oin, oin.tensors()));
+      all = other == c || same_behaviour(ex, yours[other], behave(ex, m->fn, oin, oin.tensors()));
     }
     if (all) everywhere.push_back(m);
   }
@@ -410,10 +409,6 @@ Tensor autograd_grad(const std::function<Tensor(const Tensor&)>& f, const Tensor
   return grad(leaf);
 }
 
-}  // namespace
-
-namespace {
-
 // One tensor argument of a case: its name, shape, layout and values (scale * N(0, 1) + shift).
 struct Arg {
   std::string name;
@@ -441,9 +436,6 @@ Input drawn(uint64_t seed, const std::vector<Arg>& args, const std::string& note
   };
   in.catches = std::move(catches);
   in.only = std::move(only);
-  for (const std::string& name : in.only)
-    if (std::find(in.catches.begin(), in.catches.end(), name) == in.catches.end())
-      in.catches.push_back(name);
   return in;
 }
 
@@ -451,17 +443,6 @@ Input with_ints(Input in, std::vector<int64_t> ints, const std::string& note) {
   in.ints = std::move(ints);
   in.what += " " + note;
   return in;
-}
-
-// t with the same values, laid out as a transposed view (its last two dims swapped back) or a
-// sliced one (every other element of a tensor twice as wide, zeros between).
-Tensor relaid(const Tensor& t, Layout layout) {
-  if (layout == Layout::transposed) return transpose(contiguous(transpose(t, -2, -1)), -2, -1);
-  Shape wide = t.shape();
-  wide.back() *= 2;
-  const Tensor base = zeros(wide, t.dtype());
-  copy_(slice(base, -1, 0, wide.back(), 2), t);
-  return slice(base, -1, 0, wide.back(), 2);
 }
 
 // The case `in` with its tensor argument j laid out as `layout` (the same values), there to
@@ -474,10 +455,7 @@ Input laid_out(Input in, size_t j, Layout layout, const std::vector<std::string>
     return t;
   };
   in.what += " (" + in.names[j] + " is a" + layout_word(layout) + " view)";
-  for (const std::string& name : only) {
-    in.catches.push_back(name);
-    in.only.push_back(name);
-  }
+  in.only.insert(in.only.end(), only.begin(), only.end());
   return in;
 }
 
@@ -1325,7 +1303,6 @@ Input ids_case(const std::vector<int64_t>& ids, int64_t a, int64_t b, int64_t ne
   in.tensors = [ids] { return Tensors{from_vector(ids, {static_cast<int64_t>(ids.size())})}; };
   in.catches = std::move(catches);
   in.only = std::move(only);
-  for (const std::string& name : in.only) in.catches.push_back(name);
   return in;
 }
 

@@ -72,26 +72,25 @@ std::string step0_gradients(const TextSplit& split, int64_t V, int64_t B, int64_
   const Batch b = get_batch(split.train, T, B, g);
   for (GPT* m : {&yours, &own})
     backward(cross_entropy(view((*m)(b.x), {B * T, V}), view(b.y, {B * T})));
-  const auto theirs = own.named_parameters();
   double worst = 0;
-  for (const auto& [name, p] : yours.named_parameters()) {
-    const bool qk = name.size() > 9 && (name.substr(name.size() - 9) == ".q.weight" ||
-                                        name.substr(name.size() - 9) == ".k.weight");
-    if (!qk) continue;
-    Tensor want;
-    for (const auto& [other, q] : theirs)
-      if (other == name) want = grad(q);
-    const Tensor have = grad(p);
-    if (!have.defined())
-      return "no gradient reaches " + name +
-             ": your causal_attention breaks the graph (write it with qkv's ops)";
-    const double scale = max(abs(want)).item<float>(), diff = max(abs(have - want)).item<float>();
-    if (!(diff <= 1e-3 * scale + 1e-7))
-      return "the gradient of " + name + " differs from qkv's own attention's by " +
-             std::to_string(diff) + " (its largest entry is " + std::to_string(scale) +
-             "): your causal_attention's backward is not attention's";
-    worst = std::max(worst, diff / scale);
-  }
+  for (int64_t i = 0; i < config.n_layer; ++i)
+    for (const char* which : {"q", "k"}) {
+      auto weight = [&](const GPT& m) {
+        const Block& block = m.block(i);
+        return (which[0] == 'q' ? block.q : block.k)->weight;
+      };
+      const std::string name = "blocks." + std::to_string(i) + "." + which + ".weight";
+      const Tensor want = grad(weight(own)), have = grad(weight(yours));
+      if (!have.defined())
+        return "no gradient reaches " + name +
+               ": your causal_attention breaks the graph (write it with qkv's ops)";
+      const double scale = max(abs(want)).item<float>(), diff = max(abs(have - want)).item<float>();
+      if (!(diff <= 1e-3 * scale + 1e-7))
+        return "the gradient of " + name + " differs from qkv's own attention's by " +
+               std::to_string(diff) + " (its largest entry is " + std::to_string(scale) +
+               "): your causal_attention's backward is not attention's";
+      worst = std::max(worst, diff / scale);
+    }
   std::printf(
       "  step 0: every block's W_q and W_k gradients are qkv's own attention's (largest "
       "relative difference %.1e): ok\n",

@@ -1,9 +1,6 @@
 // Exercise 10.1 (split_heads): the catalogue of known mistakes, each a whole function with one
 // mistake, its hint and the line of the math it breaks (wrong.h). The checker names the one a
 // learner made; prove_exercises proves it rejects and names every one.
-#include <algorithm>
-#include <cmath>
-#include <functional>
 #include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 

@@ -1,8 +1,6 @@
 // Exercise 12.2 (causal_attention_renormalised): typical wrong answers, each a whole function with
 // one mistake. The checker must reject every one (prove_exercises, a ctest test).
-#include <algorithm>
 #include <cmath>
-#include <functional>
 #include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 

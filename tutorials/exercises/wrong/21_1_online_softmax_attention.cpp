@@ -3,7 +3,6 @@
 // one a learner made; prove_exercises proves it rejects and names every one.
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <vector>
 #include "tutorials/exercises/wrong/wrong.h"
 
