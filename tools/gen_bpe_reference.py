@@ -16,6 +16,8 @@ import sys
 
 import regex
 
+from gpt2_bytes import bytes_to_unicode
+
 DATA = "tests/attention/data/bpe"
 N_MERGES = 300
 PATTERN = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
@@ -36,19 +38,6 @@ STRINGS = [
     "\n",
     "x",
 ]
-
-
-def bytes_to_unicode():
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + \
-        list(range(ord("\xae"), ord("\xff") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, [chr(c) for c in cs]))
 
 
 BYTE_ENCODER = bytes_to_unicode()

@@ -13,6 +13,8 @@ import struct
 
 import numpy as np
 
+from gpt2_bytes import bytes_to_unicode
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz", "corpus")
 
 
@@ -84,20 +86,6 @@ write("text", "short", bytes([15, 3]) + b"abc")
 
 
 # ---- bpe: u16 length of vocab.json, u16 length of merges.txt, the two files, the prompt -----
-def bytes_to_unicode():
-    """GPT-2's map from each byte to a printable character (encoder.py's bytes_to_unicode)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
-        list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
-
 def bpe_files(merges):
     """vocab.json (the 256 byte symbols, then each merge's join) and merges.txt."""
     byte_symbols = list(bytes_to_unicode().values())
