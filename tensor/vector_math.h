@@ -10,6 +10,7 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -60,6 +61,22 @@ QKV_ALWAYS_INLINE inline float bit_select(bool c, float a, float b) {
                               (std::bit_cast<uint32_t>(b) & ~mask));
 }
 
+// a * b + c. Where the target has a fused multiply-add instruction (x86-64 with FMA, every
+// aarch64) it is that instruction, one rounding, at every optimisation level: std::fma, which
+// the compiler turns into it, instead of a * b + c, which it fuses only when optimising (-O2)
+// and leaves as two roundings at -O0. The intrinsic forms of e^x below fuse at the same
+// places, so the two give the same bits in a Debug build as in a Release one. Elsewhere it is
+// two roundings, always: such a target has no instruction to fuse with.
+#if defined(__FMA__) || defined(__aarch64__)
+QKV_ALWAYS_INLINE inline float fmadd(float a, float b, float c) {
+  return std::fma(a, b, c);
+}
+#else
+QKV_ALWAYS_INLINE inline float fmadd(float a, float b, float c) {
+  return a * b + c;
+}
+#endif
+
 // vector_exp's numbers, one set for it and for its intrinsics forms (vector_exp16, vector_exp8).
 constexpr float kExpLow = -88.0f, kExpHigh = 88.0f;  // the clamps
 constexpr float kExpZeroBelow = -87.0f;              // e^x is 0 below this
@@ -81,15 +98,15 @@ QKV_ALWAYS_INLINE inline float vector_exp(float x) {
   xc = bit_select(xc < kExpHigh, xc, kExpHigh);
   // n = round(x / ln2) = floor(x / ln2 + 1/2), floor written as truncation then a fix for
   // negatives (std::floor would block vectorisation: it may raise a floating-point flag).
-  const float t = xc * kLog2e + 0.5f;
+  const float t = fmadd(xc, kLog2e, 0.5f);
   int32_t n_int = static_cast<int32_t>(t);
   n_int -= static_cast<float>(n_int) > t ? 1 : 0;
   const float n = static_cast<float>(n_int);
-  const float r = xc - n * kLn2Hi - n * kLn2Lo;  // x - n ln2
+  const float r = fmadd(-n, kLn2Lo, fmadd(-n, kLn2Hi, xc));  // x - n ln2
   const float r2 = r * r;
   float p = kExpP[0];
-  for (int k = 1; k < 6; ++k) p = p * r + kExpP[k];  // Horner's rule
-  const float er = p * r2 + r + 1.0f;        // e^r
+  for (int k = 1; k < 6; ++k) p = fmadd(p, r, kExpP[k]);  // Horner's rule
+  const float er = fmadd(p, r2, r) + 1.0f;  // e^r
   const int32_t bits = (n_int + 127) << 23;  // 2^n as a float's bits
   const float y = er * std::bit_cast<float>(bits);
   // Far below the smallest normal float the answer is 0 (and a masked -inf score lands here:
