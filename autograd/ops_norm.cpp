@@ -16,7 +16,7 @@
 #include "autograd/ops.h"
 #include "tensor/factory.h"
 #include "tensor/thread_pool.h"
-#include "tensor/vector_math.h"
+#include "tensor/simd/lanes.h"
 #include "tensor/view.h"
 
 namespace qkv {

@@ -10,7 +10,7 @@
 #include "tensor/factory.h"
 #include "tensor/softmax.h"
 #include "tensor/thread_pool.h"
-#include "tensor/vector_math.h"
+#include "tensor/simd/exp.h"
 #include "tensor/view.h"
 
 namespace qkv {

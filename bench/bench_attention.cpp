@@ -294,14 +294,14 @@ void run_fused_attention(benchmark::State& state, bool causal) {
 }
 
 // The step's two largest users of e^x, with the fast exponentials (detail::exp_into: AVX-512's
-// and AVX2's intrinsics, on with the fused switch) and without, turn about in one process
+// and AVX2's intrinsics, on with the intrinsics switch, tensor/simd/intrinsics.h) and without, turn about in one process
 // (--benchmark_enable_random_interleaving helps): GELU's forward with its slope over the larger
 // config's MLP activations (2048 x 512, exact form), and the causal softmax over its attention
 // scores (32 x 4 heads of 64 x 64).
 void run_exp_user(benchmark::State& state, bool gelu, bool fast) {
   Generator g(0);
   const Tensor x = gelu ? randn({2048, 512}, &g) : randn({32 * 4, 64, 64}, &g);
-  const FusedGuard use(fast);
+  const IntrinsicsGuard use(fast);
   for (auto _ : state) {
     if (gelu) {
       const raw::GeluWithSlope r = raw::gelu_with_slope(x, GeluApproximation::none);

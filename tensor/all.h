@@ -9,6 +9,7 @@
 #include "tensor/flash_attention.h"
 #include "tensor/fma_peak.h"
 #include "tensor/fused.h"
+#include "tensor/simd/intrinsics.h"
 #include "tensor/fused_attention.h"
 #include "tensor/gemm.h"
 #include "tensor/join.h"

@@ -7,7 +7,7 @@
 
 #include "tensor/iterate.h"
 #include "tensor/thread_pool.h"
-#include "tensor/vector_math.h"
+#include "tensor/simd/exp.h"
 #include "tensor/view.h"
 
 namespace qkv {
@@ -69,12 +69,10 @@ Tensor map_unary(const Tensor& a_in, std::string_view op, F f,
 }
 
 // map_unary for an f that costs far more than a multiply-add, split between threads from fewer
-// elements. A call to the C library's exp, log, tanh or pow costs 5-20 ns a float: GELU's tanh
-// form over 3072 floats (an MLP's width when decoding one token at GPT-2 small's size), when it
-// called tanhf, took 49 us on one thread of an Intel Xeon, and waking a worker takes a few. The
-// vectorised exp, erf and tanh of vector_math.h cost about 1 ns a float, and two threads pay
-// for them from about 8192: GELU over 3072 floats took 2.3 us on one thread and 3.2 on two,
-// over 8192 5.8 either way, over 16384 11.6 and 10.0 (medians of 7, the same Xeon).
+// elements: waking a worker costs microseconds, which a loop of calls into the C library's
+// exp, log, tanh or pow (one call per float) repays from a few thousand floats on, and a loop
+// of the vectorised exp, erf and tanh of vector_math.h (no calls) from several thousand
+// (bench/notes/2026-12-06-memory-and-threads.md).
 constexpr int64_t kParallelLibmElements = int64_t{1} << 11;
 constexpr int64_t kParallelVectorMathElements = int64_t{1} << 13;
 template <class F>

@@ -11,10 +11,11 @@
 namespace qkv {
 
 void check_environment() {
-  if (const char* fused = std::getenv("QKV_FUSED")) {
-    const std::string v = fused;
-    check(v == "0" || v == "1", "QKV_FUSED", "0 or 1, got \"", v, "\"");
-  }
+  for (const char* name : {"QKV_FUSED", "QKV_INTRINSICS"})
+    if (const char* value = std::getenv(name)) {
+      const std::string v = value;
+      check(v == "0" || v == "1", name, "0 or 1, got \"", v, "\"");
+    }
   num_threads();       // reads QKV_NUM_THREADS as the thread pool starts
   max_tensor_bytes();  // reads QKV_MAX_TENSOR_BYTES
 }

@@ -14,7 +14,7 @@
 
 #include "tensor/gemm.h"
 #include "tensor/thread_pool.h"
-#include "tensor/vector_math.h"
+#include "tensor/simd/exp.h"
 #include "tensor/view.h"
 
 namespace qkv::raw {

@@ -1,5 +1,5 @@
 // fma_peak.cpp: the FMA-peak probe (fma_peak.h), written for the build's vector registers
-// (tensor/simd.h). Built with -ffp-contract=fast, so `acc * a + b` is one FMA instruction
+// (tensor/simd/simd.h). Built with -ffp-contract=fast, so `acc * a + b` is one FMA instruction
 // where the target has one (AVX2, AVX-512, NEON) and a multiply then an add where it does not.
 #include "tensor/fma_peak.h"
 
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tensor/error.h"
-#include "tensor/simd.h"
+#include "tensor/simd/simd.h"
 
 namespace qkv {
 namespace {
@@ -114,13 +114,12 @@ double fma_peak_gflops(int threads, int64_t iterations, int repeats) {
   for (int rep = 0; rep < repeats; ++rep) {
     // Every thread is started, and seen running at the same time as the caller, before the
     // clock starts; then all are let go at once. A new thread can wait on the caller's core for
-    // the scheduler's next tick (4 ms) before it moves to a core of its own, and a probe that
-    // timed that read as little as 116 GFLOP/s (median 165) on a quiet 2-core host that does
-    // 225 (bench/README.md, "The probe's start"). So each waiting thread counts as it spins,
-    // and the caller lets them go once it has watched every count move in 8 windows of 20 µs
-    // in a row, each far shorter than a tick, so two threads taking turns on one core do not
-    // pass; or after 100 ms, for a host with fewer cores than threads, where the probe then
-    // reads what it gets.
+    // the scheduler's next tick before it moves to a core of its own, and a probe that timed
+    // that read far below the host's peak (bench/notes/2026-12-06-memory-and-threads.md). So each
+    // waiting thread counts as it spins, and the caller lets them go once it has watched every
+    // count move in 8 windows of 20 microseconds in a row, each far shorter than a tick, so two
+    // threads taking turns on one core do not pass; or after a tenth of a second, for a host
+    // with fewer cores than threads, where the probe then reads what it gets.
     std::vector<std::atomic<uint64_t>> counts(static_cast<size_t>(threads - 1));
     std::atomic<bool> go{false};
     std::vector<std::thread> extra;

@@ -5,10 +5,8 @@
 // core (attention/core.h) runs the fused multi-head kernel (tensor/fused_attention.h) for plain
 // self-attention, and the one-kernel causal softmax for a plain causal mask. Each gives the
 // numbers of the composed ops it replaces, and a test holds it to them. Turned off, every
-// entry point runs its composed ops: the code a learner reads, step by step. The same switch
-// turns off a hand-written loop beneath the plain ones: on AVX-512 and AVX2, the exponentials
-// of softmax and of GELU's forward are taken 16 or 8 at a time with instructions the compiler
-// does not choose for them (detail::exp_into in vector_math.h), the same bits as the plain loop.
+// entry point runs its composed ops: the code a learner reads, step by step. (The intrinsics
+// beneath the plain loops have a switch of their own: tensor/simd/intrinsics.h.)
 //
 // On by default; QKV_FUSED=0 in the environment starts a program with it off (any value but 0
 // or 1 leaves it on, and check_environment() in environment.h reports it).

@@ -10,6 +10,9 @@
 #if QKV_SIMD_LANES > 0 && defined(__aarch64__)
 #include <arm_neon.h>
 #endif
+#if QKV_AVX2_AT_RUN_TIME
+#include <immintrin.h>
+#endif
 
 namespace qkv::gemm_detail {
 
@@ -24,9 +27,8 @@ void pack_a(int64_t mc, int64_t kc, MatrixRef A, float* out, GemmBand band, int6
   // than read where it lies) holds each k's values of all rows side by side: one row of dY. Its
   // full panels are filled 8 values of k at a time, each panel taking its 6 floats from the same 8
   // rows of dY while they sit in L1. Panel by panel instead, every panel walked all kc rows of dY
-  // again, 24 bytes from each: packing was 14% of a weight gradient's time. With a band, each panel
-  // needs terms of its own, and goes panel by panel below: attention's T x T products fit in L1
-  // either way, and the blocked loop measured 2-3% slower on them.
+  // again, 24 bytes from each, and missed in L1. With a band, each panel needs terms of its own,
+  // and goes panel by panel below: attention's T x T products fit in L1 either way.
   const int64_t by_rows = A.row_stride == 1 && band.side == GemmBand::all ? mc / kMR * kMR : 0;
   for (int64_t k0 = 0; k0 < kc && by_rows > 0; k0 += 8)
     for (int64_t p = 0; p < by_rows; p += kMR)
@@ -69,8 +71,7 @@ typedef float f8 __attribute__((vector_size(32)));
 // 8 floats from p as one vector. Loaded by a loop of memcpy's into an array of vectors
 // instead, GCC 12 built for AVX2 copied each row to the stack in two 16-byte halves and read
 // it back whole, a load that waits for both stores to retire (the CPU cannot forward two
-// stores to one load). In profiles of the tiny GPT's training step, packing B then took 26-32%
-// longer in the AVX2 build than in the AVX-512 one; 7-12% longer with this.
+// stores to one load). One 32-byte copy per row instead: one store, one load.
 [[gnu::always_inline]] inline f8 load_f8(const float* p) {
   f8 v;
   std::memcpy(&v, p, sizeof v);
@@ -107,11 +108,11 @@ void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out) {
   // A row-major B (a weight gradient's X, which comes from memory) is read a row at a time, left
   // to right, each NR-wide piece dealt to its panel: one stream that the hardware prefetcher
   // follows. Panel by panel instead, the reads walk down a column, NR floats from each row,
-  // and come back for the next NR: the same lines, fetched from memory less well (the weight
-  // gradients of the larger tiny GPT spent ~20% more time than with warm inputs).
+  // and come back for the next NR: the same lines, fetched from memory in an order the
+  // prefetcher does not follow.
   // Each panel is written a whole 64-byte cache line at a time: one row of NR floats where NR
-  // is 16 or 32, two rows where it is 8 (SSE builds), whose half-line writes to every panel at
-  // once had packing B take 12% of a 512^3 product there.
+  // is 16 or 32, two rows where it is 8 (SSE builds): half-line writes to every panel at once
+  // would keep every panel's line half-written in the store buffers.
   int64_t first = 0;  // the first panel left for the loop below
   if (B.col_stride == 1) {
     first = nc / kNR * kNR;
@@ -138,9 +139,7 @@ void pack_b(int64_t kc, int64_t nc, MatrixRef B, float* out) {
     }
 #endif
     // In a whole panel the transposes have done rows [0, k): start after them. Walking those
-    // rows anyway, to find no column left in any, made packing a Linear's W^T up to 1.44 times
-    // slower with W in cache (BM_PackB at GPT-2's and the tiny GPT's shapes; level at 768 x
-    // 3072, whose rows 12 KiB apart set the pace), 1.06-1.13 times from memory.
+    // rows anyway, to find no column left in any, would read every row of the panel twice.
     for (int64_t r = by_blocks == kNR ? k : 0; r < kc; ++r) {
       float* row = panel + r * kNR;
       for (int64_t j = r < k ? by_blocks : 0; j < cols; ++j) row[j] = B.at(r, p + j);
@@ -177,7 +176,7 @@ void finish_all(int64_t M, int64_t N, float* C, int64_t ldc, const GemmEpilogue&
 // The portable micro-kernel: plain C++ that any compiler builds. The accumulators are a small
 // array that the optimiser may keep in registers; it is the reference for the SIMD kernel.
 // GCC left to itself unrolls the j loop completely and then vectorises across rows with
-// shuffles (2.5 GFLOP/s on an AVX2 host); kept as a loop, j is vectorised (70 GFLOP/s).
+// shuffles, a shuffle per multiply-add; kept as a loop, j is vectorised.
 void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                            int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
                            const GemmEpilogue* ep) {
@@ -197,11 +196,11 @@ namespace {
 
 #if QKV_SIMD_LANES > 0
 // The SIMD micro-kernels, written with GCC/Clang vector extensions: a `vec` is one register of
-// kLanes floats, and `c += a * b` (a float times a vector: the float is broadcast) becomes one
-// fused multiply-add where the target has FMA (the GEMM files are built with -ffp-contract=fast).
+// kLanes floats (simd::Vec, tensor/simd/simd.h), and simd::fmadd(a, b, c), c + a * b with the
+// float a broadcast, is one fused multiply-add where the target has FMA, at any -O level.
 // The accumulators are named variables, c[row][vector], so the compiler keeps every one in a
 // register for the whole k loop (GCC puts an array of them on the stack).
-typedef float vec __attribute__((vector_size(4 * kLanes)));
+using vec = simd::Vec;
 
 // Asks the caches for the lines of an m x NR tile at p (rows ld apart), to read (kWrite 0) or
 // to write (1), so that they arrive during the k loop.
@@ -215,9 +214,8 @@ template <int kWrite>
 
 // Before the k loop: ask for the tile of C as lines to write, so that they arrive during the
 // k loop. An output of a few MB is usually not in cache, and the stores at the end, each
-// missing, would otherwise fill the store queue and stall the next tile (AVX-512: a 2048 x 128
-// x 512 product 1-3% faster; the fused attention's small products, whose tiles of scores and of
-// dq, dk, dv miss as well, 13-15%).
+// missing, would otherwise fill the store queue and stall the next tile (the fused attention's
+// small products, whose tiles of scores and of dq, dk, dv miss too, most of all).
 [[gnu::always_inline]] inline void prefetch_for_tile(float* c, int64_t ldc, int64_t m) {
   prefetch_tile<1>(c, ldc, m);
 }
@@ -227,7 +225,7 @@ template <int kWrite>
 // same + as finish()); R is a constant, so the loop unrolls and the accumulators stay in
 // registers. Any other edge tile goes through a buffer and store_tile, with the same arithmetic,
 // copied in there a vector at a time: one memcpy of the whole array had GCC store all twelve
-// accumulators to the stack after every k loop, full tiles too (64^3: 1-2% of its time).
+// accumulators to the stack after every k loop, full tiles too.
 // A wide tile (V = 2 kVecs vectors a row, micro_kernel_wide) is always whole: it never needs
 // the buffer.
 template <int R = kMR, int V = kVecs>
@@ -242,19 +240,11 @@ template <int R = kMR, int V = kVecs>
 #endif
     for (int64_t i = 0; i < R; ++i)
       for (int64_t v = 0; v < V; ++v) {
-        // C rows need not be aligned: memcpy is the portable unaligned load/store.
+        // C rows need not be aligned: simd::load and store are unaligned.
         vec out = acc[i][v];
-        if (add_to_c) {
-          vec old;
-          std::memcpy(&old, c + i * ldc + kLanes * v, sizeof old);
-          out = old + out;
-        }
-        if (bias) {
-          vec b;
-          std::memcpy(&b, bias + kLanes * v, sizeof b);
-          out = out + b;
-        }
-        std::memcpy(c + i * ldc + kLanes * v, &out, sizeof out);
+        if (add_to_c) out = simd::load(c + i * ldc + kLanes * v) + out;
+        if (bias) out = out + simd::load(bias + kLanes * v);
+        simd::store(c + i * ldc + kLanes * v, out);
       }
     return;
   }
@@ -337,23 +327,22 @@ constexpr bool kBuildKernelReadsShortAInPlace = true;  // micro_kernel_rows<m>: 
 
 // Keeps v in a register. With few rows (R <= 4) GCC 12 folds the loads of B into the
 // multiply-adds, as memory operands: B is then loaded again for every row, and the loads, not
-// the FMAs, set the pace (a 4-row tile at K = 64 with its operands in L1: 161-164 GFLOP/s, against
-// 263 for 6 rows). The empty asm says v is used as it is, so it is loaded once per step of k.
+// the FMAs, set the pace. The empty asm says v is used as it is, so it is loaded once per step of
+// k.
 [[gnu::always_inline]] inline void in_register(vec& v) {
   asm("" : "+v"(v));
 }
 
 // One row of the tile, one step of k: c0:c1 += A[i, k] * B[k, 0:NR].
 [[gnu::always_inline]] inline void fma_row(vec& c0, vec& c1, float a, vec b0, vec b1) {
-  c0 += a * b0;
-  c1 += a * b1;
+  c0 = simd::fmadd(a, b0, c0);
+  c1 = simd::fmadd(a, b1, c1);
 }
 
 // The tile's first R rows (R = MR except in the last panel of A, which may have fewer): rows
 // past R are neither read nor computed, so that panel needs no rows of zeros and can be read
-// in place, and the 4-row last panel of a 64-row A costs 4 rows of work, not 6 (64^3: 10%
-// faster together with reading its B in place, bench/README.md). Each element of C gets the
-// same multiply-adds in the same order whatever R is, so the bits do not depend on it.
+// in place, and the 4-row last panel of a 64-row A costs 4 rows of work, not 6. Each element of C
+// gets the same multiply-adds in the same order whatever R is, so the bits do not depend on it.
 template <int R>
 void micro_kernel_rows(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                        int64_t b_ks, float* c, int64_t ldc, bool add_to_c, int64_t m, int64_t n,
@@ -470,17 +459,11 @@ constexpr WideMicroKernel kBuildWideKernel = micro_kernel_wide;
 // (build_wide_rows_in_place, below): 4 on a Zen 4, 6 (MR) elsewhere. A step of the 4-row tile loads
 // 4 vectors of B (256 bytes) for 16 FMAs, the 6-row one the same 4 for 24, and the KC x 64 panel of
 // B they read (96 KiB) lies in L2, not L1. A Zen 4 core starts one 512-bit FMA a cycle (two 256-bit
-// halves), so 4 rows ask L2 for 16 bytes a cycle, and the tile's 16 accumulators (the shape of
-// OpenBLAS's small-matrix kernel for AVX-512) were faster than 24: on 2 cores of a Zen 4
-// (bench_matmul's BM_WideTileRows, both in one process), 1.4-1.9% at 64^3, 2.6-3.2% at the tiny
-// GPT's M = 2048 products, level or faster at every other shape but 512 x 3072 x 768 (2-3% slower);
-// the larger tiny GPT's training step 1.1% (bench/README.md, "Four rows"). A core of an Emerald
-// Rapids Xeon starts two a cycle (so does a Zen 5, whose figures in bench/README.md are all of 6
-// rows), and 4 rows would ask L2 for 32 bytes a cycle: on 2 such cores, 6 rows were faster at 15
-// and 14 of BM_WideTileRows' 16 shapes in two processes (1024^3 by 27% and 9%), the larger tiny
-// GPT's step by 3-7% and GPT-2 small's shape by 5% (bench/README.md, "A second host"). Each
-// element of C gets the same multiply-adds in the same order whatever the tile's rows: the
-// bits are the same.
+// halves), so 4 rows ask L2 for 16 bytes a cycle, which it keeps up with (the tile's 16
+// accumulators are the shape of OpenBLAS's small-matrix kernel for AVX-512). A core that starts
+// two a cycle (Intel's, a Zen 5) would ask 32 bytes a cycle of 4 rows: 6 rows there
+// (bench/notes/2026-12-06-gemm.md, BM_WideTileRows). Each element of C gets the same multiply-adds
+// in the same order whatever the tile's rows: the bits are the same.
 #else
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
 #endif
@@ -505,17 +488,18 @@ constexpr const char* kBuildKernelName = "portable 6x8";
 // the same 6 broadcasts and 2 loads of B: 7 loads per 6 FMAs become 8 per 12, and an FMA's
 // result, ready 4 cycles later with 2 started a cycle, has 12 accumulators to go to instead of
 // 6. The 6 x 8 kernel is left a micro-panel with no whole neighbour, and the ladder's step 5.
-// Both give each element of C the same multiply-adds in the same order (one accumulator each).
-// At 512^3 on 2 cores of a Cascade Lake Xeon: the production gemm about 90 -> 122-136 GFLOP/s
-// (72-80% of the AVX2 peak); step 5, all 6 x 8, no slower (69-92 GFLOP/s with the even and odd
-// steps of k in two sets of accumulators, as this kernel had them, 83-93 with one). On Zen 5
-// two sets had made the 6 x 8 kernel faster (163 GFLOP/s with one set, about 200 with two);
-// see bench/README.md.
+// Both give each element of C the same multiply-adds in the same order (one accumulator each):
+// the same bits (bench/notes/2026-12-06-gemm.md).
 typedef float vec8 __attribute__((vector_size(32)));
 
 // One row of the tile, one step of k: c += A[i, k] * B[k, 0:8].
 __attribute__((target("avx2,fma"), always_inline)) inline void fma_row8(vec8& c, float a, vec8 b) {
-  c += a * b;
+#ifdef __OPTIMIZE__
+  c += a * b;  // fused by the compiler (-ffp-contract=fast), as simd::fmadd says
+#else
+  c = reinterpret_cast<vec8>(
+      _mm256_fmadd_ps(_mm256_set1_ps(a), reinterpret_cast<__m256>(b), reinterpret_cast<__m256>(c)));
+#endif
 }
 
 // The accumulators of a 6 x 8 tile as the SSE build's vectors of 4 (the same 48 floats), for
@@ -544,8 +528,8 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2_6x8(
   vec acc[kMR][kVecs];
   as_sse({c0, c1, c2, c3, c4, c5}, acc);
   // Clears the upper halves of the 256-bit registers before any SSE code runs again: left
-  // set, every SSE instruction after this kernel, anywhere in the program, ran ~5x slower
-  // (the SSE kernel measured after this one: 17 GFLOP/s instead of 88 on Zen 5).
+  // set, every SSE instruction after this kernel, anywhere in the program, pays for a merge with
+  // those upper halves (a false dependency on the whole register).
   __builtin_ia32_vzeroupper();
   store_vectors(acc, c, ldc, add_to_c, m, n, ep);
 }
@@ -602,13 +586,9 @@ int64_t build_wide_rows_in_place() {
 // packed B (KC x N floats: 3-4.5 MiB at N = 2048-3072) outgrows a 2 MiB L2, so in BLIS's order
 // every block of A streams it from L3 again; a chunk (KC x 512, 768 KiB) stays in L2 while every
 // row tile of A passes under it, the tile's rows of A (6 x KC, 9 KiB) in L1. AVX-512's pair of
-// micro-panels (KC x 64, 96 KiB) also overfills L1. On 2 cores of an Emerald Rapids Xeon (2 MiB of
-// L2 each) the products with N of 2304 to 3072 and 2048^3 ran 1-9% faster than in BLIS's order with
-// AVX-512's tile, on 1 thread and on 2; with AVX2's 6 x 16 (an x86-64-v3 build) 3-7% on 1 thread,
-// and on 2 4-8% at GPT-2's M = 512 products and within 1% at the others; each against a control of
-// the same order timed against itself (bench_matmul's BM_RowsOuter; bench/README.md, "Rows outer").
-// The SSE build's AVX2 6 x 8 kernel, chosen at run time, showed no gain there, and no AMD CPU has
-// been measured: both keep BLIS's order.
+// micro-panels (KC x 64, 96 KiB) also overfills L1. Measured on Intel CPUs with 2 MiB of L2
+// (bench/notes/2026-12-06-gemm.md, BM_RowsOuter); the SSE build's AVX2 6 x 8 kernel showed nothing
+// to win there, and no AMD CPU has been measured: both keep BLIS's order.
 int64_t build_b_chunk() {
 #if QKV_SIMD_LANES == 16 || QKV_SIMD_LANES == 8
   __builtin_cpu_init();

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "tensor/gemm.h"
-#include "tensor/simd.h"
+#include "tensor/simd/simd.h"
 
 namespace qkv::gemm_detail {
 
 // The register tile: MR = 6 rows of C by NR columns, NR being kVecs vector registers of the
-// build's width (tensor/simd.h). Each step of k loads one row of B (kVecs vectors) and does
+// build's width (tensor/simd/simd.h). Each step of k loads one row of B (kVecs vectors) and does
 // 6 x kVecs multiply-adds with it, so the more accumulators fit in the registers, the more
 // arithmetic per load:
 //   AVX-512   6 x 32: 2 vectors of 16; 12 accumulators + 2 of B + 1 of A, of 32 registers;
@@ -43,7 +43,7 @@ constexpr int64_t kMR = 6, kNR = 8;
 #endif
 // The cache blocks: an MC x KC block of A (144 KiB) stays in L2 (1 MiB per core here) while
 // the kernel streams KC x NR micro-panels of B (48 KiB) past it, and a KC x NC panel of B
-// (6 MiB) stays in L3. Chosen by measurement on the 2-core Zen 4 (bench/README.md): a larger
+// (6 MiB) stays in L3. Chosen by measurement (bench/notes/2026-12-06-gemm.md): a larger
 // KC means fewer passes over C, which is what the big products are limited by.
 constexpr int64_t kMC = 96, kKC = 384, kNC = 4096;
 // From this many multiply-adds on, one large product shares a single packed B between the
@@ -95,7 +95,7 @@ using MicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a
 // (the next NR floats of a row of B read in place; the next micro-panel, kc x NR further on, of a
 // packed one). Its tiles are always whole in their columns; m rows of A and C, m <= MR.
 // `prefetch_c` asks the caches for the tile's lines of C before the k loop: worth it where C is
-// large and out of cache, a cost where it is small and in L1 (64^3: 2%).
+// large and out of cache, a wasted instruction per line where it is small and in L1.
 using WideMicroKernel = void (*)(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks,
                                  const float* b, int64_t b_half, int64_t b_ks, float* c,
                                  int64_t ldc, bool add_to_c, bool prefetch_c, int64_t m,
@@ -112,13 +112,13 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
 // multiple of MR) can be read in place too rather than packed with rows of zeros (the x86 SIMD
 // kernels; the others read all MR rows), and how many rows a wide tile takes where A is read in
 // place: MR, or 4 for AVX-512's on a Zen 4, where its 4 x 64 tile measured faster than its
-// 6 x 64 one, and not on an Intel Xeon (bench/README.md, "Four rows" and "A second host"; chosen
+// 6 x 64 one, and not on an Intel Xeon (bench/notes/2026-12-06-gemm.md; chosen
 // when the program starts). A packed A comes in panels of MR rows, which the wide tile always
 // takes whole.
 // Where all of A is read in place, the tiles may also go rows outer, each MR-row tile of A under
 // a chunk of B's columns, instead of BLIS's order (b_chunk): AVX-512's and AVX2's on an Intel
-// CPU, where a KC block of B outgrows a 2 MiB L2 from N = 2048 on (bench/README.md, "Rows
-// outer"); not on an AMD CPU, where it has not been measured.
+// CPU, where a KC block of B outgrows a 2 MiB L2 from N = 2048 on (bench/notes/2026-12-06-gemm.md,
+// "Rows outer"); not on an AMD CPU, where it has not been measured.
 struct FastKernel {
   MicroKernel fn;
   WideMicroKernel wide;  // null where the kernel has no wide tile
@@ -171,8 +171,9 @@ class SharedBFromGuard {
 // compiler vectorises them. dot_column returns one column's; dot_four_columns adds four
 // columns' (b, b + b_step, b + 2 b_step, b + 3 b_step) to c[0], c[c_step], c[2 c_step] and
 // c[3 c_step]: four streams of W in flight instead of one, and the loop's counter, branch and
-// loads of a shared by four columns, in a loop that waits on memory (bench/README.md, "Four
-// columns at a time"). A column gets the same bits from either.
+// loads of a shared by four columns, in a loop that waits on memory
+// (bench/notes/2026-12-06-gemm.md). A column gets the same bits from
+// either.
 float dot_column(const float* a, const float* b, int64_t K);
 void dot_four_columns(const float* a, const float* b, int64_t b_step, int64_t K, float* c,
                       int64_t c_step);

@@ -7,7 +7,7 @@
 
 #include "tensor/iterate.h"
 #include "tensor/thread_pool.h"
-#include "tensor/vector_math.h"
+#include "tensor/simd/lanes.h"
 #include "tensor/view.h"
 
 namespace qkv::raw {
@@ -113,8 +113,8 @@ Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) 
     // the chunk's rows to its running sums in one go. The block's width w is a compile-time
     // constant (std::integral_constant: 32, 8, or the last 1 to 7), so its sums stay in
     // registers for the whole chunk; the chunk is still in cache when the next block reads it.
-    // One array of `inner` sums, loaded and stored at every row, was 40-50% slower at a bias
-    // gradient's widths, and up to 4x at narrow ones. Every column is still summed row after row.
+    // One array of `inner` sums would be loaded and stored at every row instead: a load and a
+    // store per element where this has one add. Every column is still summed row after row.
     constexpr int64_t kRowChunk = 64;
     auto column_block = [&](const float* rows, int64_t count, double* sums, auto w) {
       double acc[32];
@@ -145,9 +145,9 @@ Tensor sum_contiguous(const Tensor& a, int64_t dim, bool keepdim, double scale) 
     };
     // Units of 32 columns (one block above; two cache lines, so threads do not write the same
     // lines); the last unit takes the columns left over. Units of 16, each summed as two
-    // blocks of 8 (half the independent sums per row), made a bias gradient's sum over 2048 x
-    // 128 floats 24-81% slower (6 alternating runs) once parallel_ranges handed its units out
-    // two or one at a time.
+    // blocks of 8, would halve the independent sums per row and, handed out two or one at a
+    // time by parallel_ranges, have both threads' pieces end in the same lines
+    // (bench/notes/2026-12-06-memory-and-threads.md).
     constexpr int64_t kUnit = 32;
     const int64_t units = std::max<int64_t>(inner / kUnit, 1);
     parallel_ranges(units, large, [&](int64_t u0, int64_t u1) {

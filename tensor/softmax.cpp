@@ -11,7 +11,8 @@
 #include "tensor/iterate.h"
 #include "tensor/reduce.h"
 #include "tensor/thread_pool.h"
-#include "tensor/vector_math.h"
+#include "tensor/simd/exp.h"
+#include "tensor/simd/lanes.h"
 #include "tensor/view.h"
 
 namespace qkv::raw {
@@ -201,7 +202,7 @@ void causal_softmax_row(const float* x, float* y, int64_t n, int64_t visible, fl
   // Every key of those is scaled, then the hidden ones replaced by -inf with a bit mask (so
   // x's keys up to len are read: kCausalRowChunk in softmax.h). GCC vectorises a division
   // under `?:` only where it can mask a vector's lanes (AVX-512); on AVX2 and NEON that form
-  // runs one key at a time (profiles of the AVX2 build's tiny GPT step: 27-37% more time here).
+  // runs one key at a time.
   const auto row = [&](auto length) {
     for (int64_t j = 0; j < length; ++j)
       y[j] = detail::bit_select(j < visible, x[j] * scale_mul / scale_div, -INFINITY);

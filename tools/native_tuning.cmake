@@ -5,7 +5,7 @@
 # -mcpu=native where a compiler for ARM takes only that (older Clang releases, Apple's among
 # them), /arch:AVX512 or /arch:AVX2 (MSVC, by what this machine has). Cross-compiling, this
 # machine's CPU is not the target's, so there is no native tuning. Whatever happens is printed,
-# never dropped silently, and so is the GEMM micro-kernel the flags select (tensor/simd.h
+# never dropped silently, and so is the GEMM micro-kernel the flags select (tensor/simd/simd.h
 # decides it from the compiler's target macros).
 #
 # Sets QKV_NATIVE_FLAGS (the flags added to every compile, possibly empty) and QKV_SIMD (the
@@ -61,10 +61,10 @@ else()
 endif()
 string(JOIN "" qkv_tuning ${qkv_tuning})
 
-# Which micro-kernel those flags give: compile tensor/simd.h with them and read its name out of
+# Which micro-kernel those flags give: compile tensor/simd/simd.h with them and read its name out of
 # the object file (this works when cross-compiling too, where the program could not be run).
 file(WRITE ${CMAKE_BINARY_DIR}/qkv_simd_name.cpp [=[
-#include "tensor/simd.h"
+#include "tensor/simd/simd.h"
 const char* qkv_simd_info = "QKV_SIMD_INFO[" QKV_SIMD_NAME "]";
 int main(int argc, char**) { return qkv_simd_info[argc]; }
 ]=])

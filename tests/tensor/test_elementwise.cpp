@@ -6,7 +6,7 @@
 #include <functional>
 #include <numbers>
 
-#include "tensor/vector_math.h"
+#include "tensor/simd/exp.h"
 #include "tests/testing.h"
 
 namespace qkv {
@@ -167,7 +167,7 @@ TEST(Elementwise, VectorTanhIsWithinTwoUlpOfTanh) {
   EXPECT_TRUE(std::isnan(detail::vector_tanh(NAN)));
 }
 
-// The fast exponentials (detail::exp_into, fused.h's switch) give the plain loop's bits: over
+// The fast exponentials (detail::exp_into, intrinsics.h's switch) give the plain loop's bits: over
 // every 131st bit pattern of a float (33 million, NaNs and infinities among them), then the
 // edges of vector_exp's clamps and of its cut to 0, and rows of 1 to 40 (the masked tail).
 // Compared as bits: a NaN in gives the same NaN out.
@@ -182,11 +182,11 @@ std::vector<uint32_t> exp_edges() {
   std::vector<float> fast(x.size()), plain(x.size());
   const auto arg = [&](int64_t i) { return x[static_cast<size_t>(i)]; };
   {
-    FusedGuard on(true);
+    IntrinsicsGuard on(true);
     detail::exp_into(fast.data(), static_cast<int64_t>(x.size()), arg);
   }
   {
-    FusedGuard off(false);
+    IntrinsicsGuard off(false);
     detail::exp_into(plain.data(), static_cast<int64_t>(x.size()), arg);
   }
   for (size_t i = 0; i < x.size(); ++i) {
@@ -229,7 +229,7 @@ TEST(Elementwise, GeluWithSlopeIsTheSameWithTheFastExp) {
   const raw::GeluWithSlope fast = raw::gelu_with_slope(x, GeluApproximation::none);
   raw::GeluWithSlope plain;
   {
-    FusedGuard off(false);
+    IntrinsicsGuard off(false);
     plain = raw::gelu_with_slope(x, GeluApproximation::none);
   }
   const auto same_bits = [](const Tensor& a, const Tensor& b) {
@@ -255,7 +255,7 @@ TEST(Elementwise, SoftmaxIsTheSameWithTheFastExp) {
     const Tensor x = raw::mul(randn({5, n}, &g), 6.0f);
     Tensor fast[3], plain[3];
     for (bool on : {true, false}) {
-      FusedGuard use(on);
+      IntrinsicsGuard use(on);
       Tensor* out = on ? fast : plain;
       out[0] = raw::softmax(x, -1);
       out[1] = raw::log_softmax(x, -1);

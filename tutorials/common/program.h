@@ -143,7 +143,7 @@ int run(Flags& flags, int argc, char** argv, Body&& body) {
   try {
     if (stdout_was_closed()) return error("stdout is closed: nothing the program prints would be seen", 1);
     flags.parse(argc, argv);
-    qkv::check_environment();  // QKV_NUM_THREADS, QKV_FUSED, QKV_MAX_TENSOR_BYTES
+    qkv::check_environment();  // the QKV_ variables of tensor/environment.h
     return written(body());
   } catch (const HelpShown&) {
     return written(0);

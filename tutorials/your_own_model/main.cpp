@@ -15,7 +15,7 @@ using namespace qkv;
 // The program's work. An error anywhere in it (a qkv::Error names the operation and the shapes)
 // reaches main as an exception.
 int run() {
-  check_environment();  // QKV_NUM_THREADS, QKV_FUSED, QKV_MAX_TENSOR_BYTES: a typo is an error
+  check_environment();  // the QKV_ variables (tensor/environment.h): a typo is an error
   manual_seed(0);  // torch.manual_seed(0): the same initial weights as PyTorch's
   // The data: 256 points x in [-3, 3), targets sin(x) + noise.
   const Tensor x = rand({256, 1}) * 6.0f - 3.0f;
