@@ -40,15 +40,14 @@ namespace {
 // 64 KiB: smaller blocks go straight to new. From here to 1 MiB (a weight's gradient: 64-256
 // KiB in the larger tiny GPT) they are cached too, as operator new's blocks at their class
 // size: the C library hands memory of that size back to the system when it is freed (it trims
-// the top of its heap, or unmaps it), and the next step faulted the pages in again: 90-120 a
-// step of the larger tiny GPT, none since (bench/README.md, "Pages faulted every step").
+// the top of its heap, or unmaps it), and the next step would fault the pages in again.
 [[maybe_unused]] constexpr size_t kMinCached = size_t{64} << 10;
 [[maybe_unused]] constexpr size_t kMinHuge = size_t{1} << 20;   // huge-page blocks from 1 MiB
 [[maybe_unused]] constexpr size_t kMaxCache = size_t{1} << 30;  // 1 GiB of idle blocks at most
 constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads like
 
 // Rounds a large size up to one of four classes per power of two (2^k, 1.25, 1.5, 1.75 x 2^k),
-// so a block serves requests up to 25% smaller than itself, and sizes that differ by a few
+// so a block serves requests up to a quarter smaller than itself, and sizes that differ by a few
 // bytes (a (B, T, T) tensor for T and T + 1) still share a class.
 [[maybe_unused]] size_t size_class(size_t nbytes) {
   const size_t step = std::bit_floor(nbytes) / 4;
@@ -59,9 +58,9 @@ constexpr std::align_val_t kAlign{64};  // a cache line; what the GEMM's loads l
 // 256 entries of the TLB, the cache of address translations, and a training step streams
 // ~100 MB of them. So a cached block of 1 MiB or more is its own mapping, aligned to 2 MiB and
 // a whole number of 2 MiB long, and asks the kernel for transparent huge pages (madvise
-// MADV_HUGEPAGE): one TLB entry per 2 MiB. The larger tiny GPT's training step ran 1.9% faster
-// (bench/README.md; huge pages for blocks of 2 MiB and up only, leaving the 1 MiB activations on
-// small pages, gained 0.3%). The price is memory: a 1 MiB tensor takes a 2 MiB page. Where the
+// MADV_HUGEPAGE): one TLB entry per 2 MiB, so the walks over activations stop missing in the
+// TLB (bench/notes/2026-12-06-memory-and-threads.md). The price is memory: a 1 MiB tensor takes a
+// 2 MiB page. Where the
 // kernel has huge pages switched off ("[never]" in /sys/kernel/mm/transparent_hugepage/enabled), or
 // on other systems, blocks come from operator new at their class size.
 [[maybe_unused]] constexpr size_t kHugePage = size_t{2} << 20;

@@ -1,17 +1,17 @@
 // allocator.h: where a tensor's bytes come from, and why large blocks are kept for reuse.
 //
 // A large allocation (a few MB and up) is served by the operating system with fresh pages,
-// and each page is zeroed the first time it is touched: on the machines we measured, 32 MB of
-// new memory costs ~25 ms before a single useful float is written, longer than the softmax
-// that fills it. Attention makes several (B, H, T, T) tensors per step, so the same sizes are
-// freed and requested again every step. Blocks of 64 KiB or more are therefore not returned
-// when their tensor dies but kept, by size class, and handed to the next request of that class
-// (already-touched pages: no faults). Up to 1 GiB is kept; when full, idle blocks of other
-// sizes (largest first) make room for the one just freed, so the cache follows the current
-// workload. empty_cache() returns it all. On Linux the cached blocks of 1 MiB and up are also
-// 2 MiB-aligned mappings, a whole number of 2 MiB long, that ask for transparent huge pages:
-// fewer misses of the TLB, at the price of a 1 MiB tensor taking 2 MiB (allocator.cpp says why).
-// Under AddressSanitizer nothing is cached, so use-after-free is still caught.
+// and each page is zeroed the first time it is touched: a page fault and a page of zeros for
+// every 4 KiB before a single useful float is written, which can take longer than the softmax
+// that fills it (bench/notes/2026-12-06-memory-and-threads.md). Attention makes several (B, H, T,
+// T) tensors per step, so the same sizes are freed and requested again every step. Blocks of 64 KiB
+// or more are therefore not returned when their tensor dies but kept, by size class, and handed to
+// the next request of that class (already-touched pages: no faults). Up to 1 GiB is kept; when
+// full, idle blocks of other sizes (largest first) make room for the one just freed, so the cache
+// follows the current workload. empty_cache() returns it all. On Linux the cached blocks of 1 MiB
+// and up are also 2 MiB-aligned mappings, a whole number of 2 MiB long, that ask for transparent
+// huge pages: fewer misses of the TLB, at the price of a 1 MiB tensor taking 2 MiB (allocator.cpp
+// says why). Under AddressSanitizer nothing is cached, so use-after-free is still caught.
 #pragma once
 
 #include <cstddef>

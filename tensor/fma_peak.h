@@ -14,7 +14,7 @@ namespace qkv {
 double fma_chains(int64_t iterations);
 
 // GFLOP/s of `threads` threads running fma_chains at the same time: the best of `repeats`
-// runs of about 30 ms each (on a 4 GHz AVX-512 core), each timed from the moment the threads,
+// runs of 2^23 iterations each by default, each timed from the moment the threads,
 // all started and waiting, are let go together to the moment the last one ends.
 double fma_peak_gflops(int threads, int64_t iterations = int64_t{1} << 23, int repeats = 5);
 
@@ -22,8 +22,7 @@ double fma_peak_gflops(int threads, int64_t iterations = int64_t{1} << 23, int r
 // for `threads` threads in this process so far. A program sharing the cores can make a probe read
 // low, never high, so over a run the highest reading is the nearest to the machine's ceiling. A
 // benchmark that probes again after each of its timings and divides by this is not thrown by one
-// probe that ran in a busy moment (on a shared 2-core host, a run's one probe read 204 GFLOP/s
-// where its cores do 345, and a training step came out at 110% of the peak: bench/README.md).
+// probe that ran in a busy moment, which would put a training step above the peak.
 double highest_fma_peak_gflops(int threads, int64_t iterations = int64_t{1} << 23, int repeats = 1);
 
 }  // namespace qkv

@@ -19,10 +19,8 @@
 // are split statically over the thread pool: same bits on any count. Causal attention runs
 // each product on row blocks, each on the keys its rows can see, which leaves out about a
 // quarter of the multiply-adds at T = 64 and more at longer T, without changing a bit
-// (fused_attention.cpp, row_blocks).
-// Measured (AVX-512 Zen 5, 2 threads, 2026-11-24, medians of 5 interleaved runs): a training
-// step of the larger tiny GPT (BM_GPTTrainStep) 30.5 ms with it, 36.8 ms with the composed
-// ops; causal MultiHeadAttention forward + backward at T = 256, 4.46 against 10.5 ms.
+// (fused_attention.cpp, row_blocks). What it saves against the composed ops, in a training step
+// and alone: bench/notes/2026-12-06-memory-and-threads.md.
 #pragma once
 
 #include "tensor/tensor.h"

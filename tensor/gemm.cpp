@@ -1,8 +1,8 @@
 // gemm.cpp: the GEMM ladder. Read it top to bottom: each step is a complete, tested function
 // that adds one idea to the step above it (how-to-optimize-gemm, BLISlab), and each is held to
 // step 1 by tests/tensor/test_gemm.cpp. What the production `gemm` adds beneath step 5 (for
-// small, skinny, transposed and causal products) is in gemm_fast.cpp, each refinement with its
-// reason and its measured gain.
+// small, skinny, transposed and causal products) is in gemm_fast.cpp, each refinement with
+// what it removes.
 //
 // Legend: C (M, N) = A (M, K) @ B (K, N). BLIS's names for the blocking (BLISlab):
 //   MR x NR  the register tile: MR rows by NR columns of C live in SIMD registers

@@ -1,75 +1,30 @@
 // gemm_fast.cpp: the production GEMM, beneath the ladder (gemm.cpp). `gemm` is step 5 (the
 // SIMD kernel, the thread pool, packed blocks: gemm_threaded) with the refinements below, each
-// chosen by the shape of the product and none changing what a product means. Each has its
-// reason and its measured gain with it (bench/README.md has the benchmarks); the tests hold
-// every path to step 1 on awkward shapes (tests/tensor/test_gemm.cpp).
+// chosen by the shape of the product and none changing what a product means. The tests hold
+// every path to step 1 on awkward shapes (tests/tensor/test_gemm.cpp); what each was measured
+// to gain, and on which CPU, is in bench/notes/2026-12-06-gemm.md.
 //
-// refinement        why                                             measured gain
-// in-place panels   packing A a float at a time was a fifth of a    64^3: about 1.25x; fused
-//                   64^3 product; a B one micro-panel wide is its    attention +5% forward,
-//                   own packed panel already (packed_loops)          +11% backward
-// short panels,     the last panel of a 64-row A (4 rows) was        64^3 on AVX-512: 0.85 ->
-// small B           packed and computed as 6; a small product's B    0.93x OpenBLAS
-//                   was packed (5% of 64^3)
-// band (GemmBand)   causal attention's P and dS are 0 above the      BM_FusedAttention/causal
-//                   diagonal: skip those terms, in the kernel and    1.28 -> 1.15 ms; backward
-//                   in pack_a                                        +4.5% more (one thread)
-// epilogue          Linear's bias added as each tile is stored,      fc forward 3.0-3.2 ->
-//                   not in a pass of its own                         2.9 ms (one thread)
-// few rows          M <= 4 (decoding one token): packing B would     cached generation 231 ->
-//                   copy all of it to use each element M times       97.8 ms (255 tokens)
-// batches           64 small attention products split as one pool    both cores busy on
-//                   of work (split, run_tiles)                       products of 64 x 64
-// shared B          from ~1300^3 (2^31 multiply-adds), one packed    one stream of B instead
-//                   copy of B for all threads (shared_b_loops),      of one per thread; 2048^3
-//                   packed by all of them                            +3-5% from packing together
-// transposed A      dY^T (a weight gradient), P^T and dS^T read      BM_WeightGrad +2-10%;
-// in place          where they lie while dY's rows are at most 512   BM_FusedAttention full
-//                   floats apart (a_in_place; tiles of 16 columns    -5%, causal -3% (AVX-512)
-//                   and more), not packed
-// K chunks          weight gradients (long K, small C) cut along K,  1-7% alone; a training
-//                   each thread packing only its chunk               step 2-4%
-// wide tile         AVX-512: two micro-panels of B side by side in   1024^3, 512 x 768 x 768,
-//                   one 6 x 64 tile (FastKernel::wide): each value   2048 x 768 x 3072 +3-4%;
-//                   of A broadcast once for 64 columns, not twice;   64^3 and the tiny GPT's
-//                   the SSE build's AVX2 kernel likewise, 6 x 16     shapes level; the AVX2
-//                                                                    6 x 16: the portable
-//                                                                    build's gemm 1.36-1.54x
-// four-row wide     on a Zen 4, AVX-512's wide tile over an A read   64^3 +1.5%, the tiny GPT's
-// tiles             in place takes 4 rows, not 6: 16 accumulators,   products +2-3% (in one
-//                   not 24 (FastKernel::wide_rows_in_place); not     process); its training
-//                   on an Intel Xeon, where 6 rows were faster       step +1% (Zen 4)
-// rows handed out   a product cut in halves ends when the slower     threads' waits at the end
-//                   half does: its rows go in shrinking pieces to    3.6-8.2% -> 0.6-0.7% of
-//                   whichever thread is free (hand_out_rows)         the time; the tiny GPT's
-//                                                                    shapes level on a quiet
-//                                                                    host, +2-13% on a busy one
-// rows owned,       shared B's products in one row range per thread  the pool's waits in GPT-2
-// then taken        end when the slower thread does: each takes its  small's step 6.3% -> 2.5%;
-//                   own range in pieces, then the pieces left in     its M = 512 products and
-//                   the others' (hand_out_ranges)                    2048^3 0.99-1.21x on a
-//                                                                    busy host; the step level
-//                   and rows handed out likewise, not from one       the larger tiny GPT's step
-//                   counter: each thread reads the rows of A its     0.93-0.995x the time in 6
-//                   core wrote in the pass before (hand_out_rows)    sittings; M = 2048 +1-2%
-// columns handed    a product cut in column halves ends when the    the AVX2 build against
-// out               slower half does: its micro-panels go in pieces  OpenBLAS on a busy host:
-//                   to whichever thread is free, each piece a        GPT-2's M = 512 products
-//                   product over all of A (hand_out_columns)         +5-11%, 1024^3 +2%
-// few rows' columns a thread done with its share of W waited for     the pool's waits in GPT-2
-// handed out        the other's: the columns go in pieces, each      generation 7-11% -> 5%;
-//                   thread's own share first (hand_out_ranges)       tokens/s level (20 rounds)
-// four columns      x W^T read one row of W at a time, one stream    GPT-2 generation 1.06x
-// at a time         per thread: four rows at once, each summed as    (22 rounds); the product
-//                   it is alone (dot_four_columns)                   alone 1.01x (30), level
-// a quarter of      four neighbouring rows are four short runs of    on Zen 4: the product
-// N apart           memory; rows a quarter of N apart are four long  alone 1.35x, generation
-//                   ones, which the prefetcher follows               1.20x (8 rounds)
-// (Figures from bench/bench_matmul, bench_attention and bench_generate on the hosts
-// bench/README.md names; every path is bit for bit the arithmetic of step 5 except the K
-// chunks and the few rows' dot products (x W^T, in 16 sums per column, each term a product and
-// a sum rounded apart: gemm_dot.cpp), which sum in fixed orders of their own, the same on any
-// thread count.)
+// refinement          what it removes
+// in-place panels     the copy of a panel of A (row-major, or transposed with its k steps close)
+//                     and of a B one micro-panel wide or in a small product: the kernel reads
+//                     them through their strides (packed_loops, block_rows)
+// short panels        the rows of zeros of A's last panel: the kernel computes only its rows
+// band (GemmBand)     the multiply-adds with causal attention's zeros above the diagonal
+// epilogue            the separate pass over C that adds a Linear's bias
+// few rows            packing all of B to use each element M <= 4 times (decoding one token)
+// batches             idle threads in many small products: one pool of work (split, run_tiles)
+// shared B            one packed copy of B per thread in a large product: one, packed by all
+// K chunks            each thread packing all of a weight gradient's long K: each packs its part
+// wide tile           half of the broadcasts of A: two micro-panels of B under one tile
+// four-row wide tile  on a Zen 4, the L2 traffic the 6-row wide tile asks of one 512-bit FMA
+// rows, columns       a thread waiting at the end of a product for the slower one: pieces
+// handed out          handed to whichever is free, each thread's own range first
+// four columns at     one stream of W per thread in x W^T with one row: four, each a quarter of
+// a time              N apart, so that the prefetcher follows four long runs
+//
+// Every path is bit for bit the arithmetic of step 5 except the K chunks and the few rows' dot
+// products (x W^T, in 16 sums per column, each term a product and a sum rounded apart:
+// gemm_dot.cpp), which sum in fixed orders of their own, the same on any thread count.
 #include <algorithm>
 #include <atomic>
 #include <vector>
@@ -92,16 +47,11 @@ constexpr int64_t kParallelMinWork = int64_t{1} << 19;
 // A transposed A (a weight gradient's dY^T, attention's P^T and dS^T) holds each k's values of
 // all rows side by side, one row of dY: a panel's 6 values of one k sit in one cache line, and
 // the next k's a row of dY further on. Read there in place, a step of k loads a new line; that
-// pays while those rows are close (dY up to 512 columns wide): the tiny GPT's weight gradients
-// over 2048 tokens got 2-10% faster than packed (BM_WeightGrad, 3 alternating rounds on 2
-// threads of Zen 5: 512 x 128 446-461 -> 481-490 GFLOP/s). From 1024 floats (4 KiB) apart,
-// which puts every step of k in the same set of L1's lines (48 KiB in 12 ways: 4 KiB a way),
-// in place was 23-29% slower (1024 x 128 x 2048: 441 -> 340 GFLOP/s; 1024 x 512 x 512: 458 ->
-// 326); 768 apart was level or slower (768 x 3072 x 512: 460 -> 424), so those are packed.
-// That is with the AVX-512 tile (NR = 32); with AVX2's (16) in place was 0-12% faster
-// (512 x 128: 214-215 -> 237-241). With the SSE build's 6 x 8 tile, whose panels of A are
-// read again for every 8 columns of B, it was 7-24% slower (BM_WeightGrad, the runtime AVX2
-// 6 x 8 kernel: 512 x 128 182-183 -> 137-142 GFLOP/s), so there A is always packed.
+// pays while those rows are close (dY up to 512 columns wide). From 1024 floats (4 KiB) apart,
+// every step of k falls in the same set of L1's lines (48 KiB in 12 ways: 4 KiB a way), and the
+// panel evicts itself, so those are packed. With the SSE build's 6 x 8 tile, whose panels of A
+// are read again for every 8 columns of B, A is always packed (bench/notes/2026-12-06-gemm.md,
+// BM_WeightGrad).
 constexpr int64_t kTransposedAInPlaceMaxLd = kNR >= 16 ? 512 : 0;
 
 // Whether the kernel reads the panels of A where they lie, through A's strides: a kernel that
@@ -159,7 +109,7 @@ struct BPanel {
 //    an L1 cache, from L2 for every row tile. Rows outer, a tile's rows of A (6 x KC, 9 KiB)
 //    stay in L1 and a chunk of B (KC x 512, 768 KiB) in L2 for all the rows of the call. Where
 //    the panel fits L2 there is nothing to win, and rows outer measured slower at some of those
-//    shapes (bench/README.md, "Rows outer").
+//    shapes (bench/notes/2026-12-06-gemm.md).
 // Either order gives each tile the same terms in the same kernel: the same bits.
 void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
                 const BPanel& b, float* C, int64_t ldc, bool add, const GemmEpilogue& ep,
@@ -237,11 +187,10 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
 //  - exactly one micro-panel (NR columns) wide, with few row tiles to read it (M <= 2 MC):
 //    attention's per-head products with a head size of 32 (P v, dS k, dS^T q, P^T dout), where
 //    copying B cost as much as a fifth of the work; or
-//  - the product is small (under kParallelMinWork, one thread's): 64^3 spent 5% packing B.
+//  - the product is small (under kParallelMinWork, one thread's), where packing B is a large
+//    part of the work.
 // Each in-place micro-panel is B's own rows, ldb apart; a short last panel is packed. Large
-// products keep packing B: many tiles reading its rows ldb apart crowd each other out of L1
-// (dY W at M = 2048: 6-9% slower in place). The fused attention got 5% (forward) and 11%
-// (backward) faster from its one-panel B.
+// products keep packing B: many tiles reading its rows ldb apart crowd each other out of L1.
 void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                   bool accumulate, const FastKernel& kernel, const GemmEpilogue& epilogue = {},
                   GemmBand band = {}) {
@@ -276,15 +225,11 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
   }
 }
 
-// From about 1300^3 on (kSharedBMinWork, 2^31 multiply-adds), one shared packed B beats a
-// packed copy per thread, whatever the kernel and wherever A lies. Below that, GPT-2's products
-// at M = 512 (512 x 768 x 768 to 512 x 768 x 3072, and 512 x 2304 x 768) and 1024^3 go faster
-// with their columns handed out (hand_out_columns, each thread packing the micro-panels it
-// takes) than over a B shared from 2^28, as AVX-512's tile once shared it where A is read in
-// place: on 2 cores of an Intel Xeon (Granite Rapids) 4-21% (bench/README.md, "Shared B on
-// Intel"), on 2 cores of a Zen 5 2-10%, and GPT-2 small's training step there 1.02-1.10x
-// ("Shared B from 2^31 on the Zen 5", in "The Zen 5 quiet"). With the AVX2 tile they were
-// 2-10% slower shared.
+// From kSharedBMinWork multiply-adds on (about 1300^3), one shared packed B beats a packed copy
+// per thread, whatever the kernel and wherever A lies: each thread's copy is a second stream of
+// all of B through memory. Below that, a product's columns handed out (hand_out_columns, each
+// thread packing the micro-panels it takes) keep every thread's packing in its own cache
+// (bench/notes/2026-12-06-gemm.md).
 std::atomic<int64_t> g_shared_b_from{0};  // 0, or the size a test set (SharedBFromGuard)
 int64_t shared_b_from() {
   if (const int64_t lowered = g_shared_b_from.load(std::memory_order_relaxed); lowered > 0)
@@ -317,8 +262,8 @@ void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* 
       // The four columns of a group are a quarter of N apart: columns j, j + q, j + 2 q and
       // j + 3 q. Each stream then walks a quarter of W's rows in order, one long run of memory
       // that the hardware prefetcher follows; four neighbouring rows would be four runs of
-      // K floats each, restarting every group, which a Zen 4 core read at half the speed
-      // (bench/README.md, "Four columns at a time").
+      // K floats each, restarting every group (bench/notes/2026-12-06-gemm.md
+      // time").
       const int64_t q = N / 4;
       for (int64_t j = 0; j < q; ++j)
         dot_four_columns(a, B.p + j * B.col_stride, q * B.col_stride, K, c + j, q);
@@ -351,8 +296,7 @@ bool runs_serially(int64_t multiply_adds) {
 // (few_rows) is limited by reading B, which takes about as long as kFewRowsAsRows rows' worth
 // of multiply-adds, so it counts as that many rows: decoding's attention products (12 heads of
 // one query against L cached keys, GPT-2 small's shape) are split between the threads from
-// L = 43, not from L = 683. Generating 256 tokens at that shape on 2 threads of an Intel Xeon
-// (AVX-512) went from 48.0-49.6 to 49.5-50.6 tokens/s (bench_generate, 3 alternating rounds).
+// L = 43, not from L = 683.
 constexpr int64_t kFewRowsAsRows = 16;
 int64_t gemm_work(int64_t batches, int64_t M, int64_t N, int64_t K) {
   return batches * (M <= kFewRows ? std::max(M, kFewRowsAsRows) : M) * N * K;
@@ -376,10 +320,7 @@ struct Tile {
 // a_in_place), cut the longer side, so each part packs the least. When A is read in place, a
 // column cut has every part read all of A where it lies, which costs less than every part
 // copying all of B, so rows are cut only where there are at least twice as many rows as
-// columns (the tiny GPT's M = 2048 products). On 2 threads of Zen 5 against cutting rows
-// wherever there were more row tiles than column tiles: 256^3 +4% and 512^3 +9% with the
-// AVX-512 tile; 256^3 +6%, 512^3 +4%, 512 x 768 x 768 +2% with the AVX2 one, whose 1024^3 and
-// 512 x 3072 x 768 moved by -1% (medians of 5 alternating runs).
+// columns (the tiny GPT's M = 2048 products).
 bool cut_rows(int64_t M, int64_t N, bool a_packed) {
   return a_packed ? M >= N : M >= 2 * N;
 }
@@ -402,18 +343,13 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
 
 // One product cut by rows: each thread owns a range of them, and the pieces left are handed out
 // to whichever thread is free. In the static split every thread gets half the rows (of two),
-// and a parallel region ends when the slower half does: in the larger tiny GPT's training step
-// on 2 threads of an Intel Xeon (AVX-512), the halves of its GEMMs finished apart by 3.6-8.2%
-// of the time the threads spent in them, now the caller's half later, now the worker's (the
-// pool's waits counted region by region, 3 runs); handed out in chunks from one shared
-// counter, by 0.6-0.7%. But one counter deals the rows out in turn, so each thread read about
+// and a parallel region ends when the slower half does, now the caller's, now the worker's.
+// Rows handed out from one shared counter would be dealt in turn, so each thread would read
 // half of its rows of A from the other core's cache: A is what the pass before wrote (a
 // LayerNorm, GELU, the attention), and each of those, split by hand_out_ranges, wrote the
 // first rows on the caller's core and the last on the worker's. So each thread now takes its
-// own range first, in shrinking pieces, then the pieces left in the others' (hand_out_ranges):
-// on 2 threads of Zen 4 the larger tiny GPT's training step took 0.93-0.995 of the time before
-// in each of six sittings (medians of 10-12 rounds; the build against itself 0.96-1.02), its
-// M = 2048 products alone 1-2% less (bench/README.md, "Rows owned"). Before its first piece a
+// own range first, in shrinking pieces, then the pieces left in the others' (hand_out_ranges;
+// bench/notes/2026-12-06-gemm.md). Before its first piece a
 // thread packs all of B (every KC block of it: B is at most kHandOutMaxB floats); a piece's
 // rows go through every KC block in turn, in the same MR-row tiles and the same kernel as on
 // one thread, so the bits are those of the static split and of the serial loops.
@@ -462,9 +398,9 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
 // reads all of A again: per element of A, 4 bytes from L3 at some 20 bytes a cycle against w
 // multiply-adds for a piece w columns wide, at NR a cycle (a core's 2 FMAs of NR / 2 lanes), so
 // 0.2 NR / w of the piece's time. No piece is narrower than kMinColumnPieceTiles micro-panels,
-// where that is 2.5%. Each column of C gets the same KC blocks through the same kernel whichever
-// piece holds it: the bits of any split. A product of a few rows (decoding one token) reads B
-// in place and nothing else again, so its pieces go down to one micro-panel.
+// where that is a fortieth. Each column of C gets the same KC blocks through the same kernel
+// whichever piece holds it: the bits of any split. A product of a few rows (decoding one token)
+// reads B in place and nothing else again, so its pieces go down to one micro-panel.
 constexpr int64_t kMinColumnPieceTiles = 8;
 
 void hand_out_columns(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
@@ -490,11 +426,8 @@ void hand_out_columns(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B,
 // stay in its own caches), and takes it in shrinking pieces of at least kMinChunkTiles tiles;
 // a thread done with its own range takes the pieces still left in the others' (hand_out_ranges,
 // as parallel_ranges does for the passes outside the GEMM). A range per thread and no more
-// had the threads finish apart wherever one core ran slower than the other: in GPT-2 small's
-// training step on 2 threads of a busy Intel Xeon (AVX-512), the caller spent 56% of its
-// samples in these products and the worker 51%, which waited in 10% of its samples (perf
-// record, samples by parallel region). With the pieces left taken by whichever thread is
-// free, the pool's waits fell from 6.3% of both threads' samples to 2.5% (bench/README.md).
+// had the threads finish apart wherever one core ran slower than the other, and the faster
+// one wait (bench/notes/2026-12-06-gemm.md).
 void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
                     int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
   const int64_t round_n = packed_width(std::min(N, kNC));
@@ -509,8 +442,7 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
       const bool add = accumulate || pc > 0;
       const bool last = pc + kc == K;
       // The threads pack the panel together, each its share of its NR-column micro-panels,
-      // so that none waits while another packs: 2048^3 on 2 threads of Zen 5 went from 250 to
-      // 259 GFLOP/s with the AVX2 kernel and from 461-478 to 485-491 with the AVX-512 one.
+      // so that none waits while another packs.
       const int64_t strips = col_tiles(nc);
       parallel_for(parts, [&](int64_t part) {
         const int64_t j0 = strips * part / parts * kNR;
@@ -543,10 +475,8 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
 // count that exceeds the chunks cuts each chunk into row ranges, which changes no arithmetic; and
 // one thread runs the same chunks in turn. So the bits are the same on 1, 2 or N threads, though
 // not those of one unbroken sum (it is a different, equally valid order of the additions).
-// Alone these products got 1-7% faster; a training step of the larger config, 2-4% (bench/README).
-// Handing a chunk's rows out to a thread done with its own (each chunk's B packed whole) cut
-// their GFLOP/s by 18-22% at three of the larger config's four shapes: a piece of rows then
-// sweeps all of its chunk's packed B (bench/README).
+// A chunk's rows are not handed out to a thread done with its own: a piece of rows would then
+// sweep all of its chunk's packed B again (bench/notes/2026-12-06-gemm.md).
 constexpr int64_t kKChunk = 1024, kMaxKChunks = 4;
 
 // How many K chunks a product is summed in: 1 (no cut) unless it looks like a weight gradient:

@@ -52,7 +52,7 @@ class Formatter {
       hi = std::max(hi, std::fabs(v));
       if (v != std::ceil(v)) int_mode_ = false;
     }
-    // Magnitudes that span more than 1000x (or are huge, or tiny) switch to scientific.
+    // Magnitudes that span more than a factor of 1000 (or are huge, or tiny) switch to scientific.
     if (hi / lo > 1000.0 || hi > 1.0e8 || (!int_mode_ && lo < 1.0e-4)) {
       sci_mode_ = true;
       for (double v : nonzero_finite)

@@ -5,8 +5,8 @@
 //           [ 0.2303, -1.1229, -0.1863]])
 //
 // The rules are torch/_tensor_str.py's: one format for the whole tensor (fixed with 4 decimals,
-// integers as "1.", or scientific when the magnitudes span more than 1000x, exceed 1e8 or go
-// below 1e-4), every element padded to one width, rows wrapped at 80 columns, and tensors of
+// integers as "1.", or scientific when the magnitudes span more than a factor of 1000, exceed 1e8
+// or go below 1e-4), every element padded to one width, rows wrapped at 80 columns, and tensors of
 // more than 1000 elements summarised with "..." keeping 3 items at each edge.
 #pragma once
 

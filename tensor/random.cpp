@@ -247,7 +247,7 @@ void mathfun_sincos(float x, float* sin_out, float* cos_out) {
 // Box-Muller on pairs (j, j + 8) of a block of 16 uniforms, in float. The 8 pairs are
 // independent and the code above has no branches the compiler cannot turn into selects, so GCC
 // computes all 8 at once in vector registers, each lane with the same operations in the same
-// order (no other fusing: -ffp-contract=off), so the same bits (bench/README.md: 3x faster).
+// order (no other fusing: -ffp-contract=off), so the same bits as one pair at a time.
 void normal_fill_16(float* d, float mean, float std) {
   const float two_pi = static_cast<float>(2.0f * std::numbers::pi);
   for (int j = 0; j < 8; ++j) {

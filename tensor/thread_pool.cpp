@@ -2,8 +2,9 @@
 // a condition variable.
 //
 // Why spin: a training step of a small model is hundreds of short parallel regions (a GEMM of
-// 512 x 64 x 256 takes ~100 us). Waking a sleeping thread costs tens of microseconds, so a
-// worker that just finished keeps checking for the next job for ~2 ms (with the CPU's pause
+// 512 x 64 x 256 is a fraction of a millisecond). Waking a sleeping thread costs tens of
+// microseconds, so a worker that just finished keeps checking for the next job a while (with
+// the CPU's pause
 // hint, and a yield of the core every few microseconds in case the thread it waits for is
 // queued behind it) before it goes to sleep, and the caller is told to skip the wake-up call
 // when nobody sleeps.
@@ -153,7 +154,8 @@ class Pool {
   }
 
  private:
-  // Checks `ready` for up to ~2 ms. True if it became true.
+  // Checks `ready` for a while (a couple of milliseconds' worth of pauses). True if it became
+  // true.
   template <class Ready>
   static bool spin_until(Ready ready) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(2000);
@@ -306,15 +308,12 @@ void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn) {
 
 // ---- hand_out_ranges (thread_pool.h): parallel_ranges' pieces, and the GEMM's (gemm_fast.cpp).
 //
-// Why not one range per thread: the two halves of a region do not end together. In the larger
-// tiny GPT's training step on 2 threads of an Intel Xeon, the bias gradients' column sums took
-// the worker 18-66% longer than the caller (bench/README.md), and a region ends when its
-// slower half does. So each part's range is taken in pieces, from a counter of its own: half
+// Why not one range per thread: the two halves of a region do not end together on a shared
+// host, where one core often runs slower than the other, and a region ends when its slower
+// half does. So each part's range is taken in pieces, from a counter of its own: half
 // of what is left, down to a 32nd of the range, so the first pieces are large (few claims)
 // and the last ones short (the threads finish close together). A thread works through its own
-// part's pieces, then through the others' in turn. In profiles of that step the pool's waits
-// went from 6.45% to 5.29% of the samples (medians of 5); the step itself was level within
-// the host's noise (bench/README.md, "Ranges handed out").
+// part's pieces, then through the others' in turn (bench/notes/2026-12-06-memory-and-threads.md).
 namespace {
 struct alignas(64) Part {  // a cache line each: the threads claim from different parts
   std::atomic<int64_t> next;

@@ -24,10 +24,10 @@ void set_num_threads(int n);
 // Subnormal floats (below 1.2e-38 in size) flushed to zero, as torch.set_flush_denormal(True):
 // on x86, the FTZ and DAZ bits of MXCSR, set on the calling thread and on every thread of the
 // pool, now and when set_num_threads starts new ones. An x86 core runs a multiply-add that meets
-// a subnormal operand many times slower: a GPT-2 training step whose gradients held some took
-// 2.4-3.9 times as long (bench/README.md). Off by default, as in PyTorch: results keep their
-// subnormals. Call it from the main thread, between parallel regions. Returns false, and changes
-// nothing, on other CPUs.
+// a subnormal operand many times slower, through a microcode assist
+// (bench/notes/2026-12-06-memory-and-threads.md). Off by default, as in PyTorch: results keep
+// their subnormals. Call it from the main thread, between parallel regions. Returns false, and
+// changes nothing, on other CPUs.
 bool set_flush_denormal(bool on);
 
 // Runs fn(part) for part in [0, parts) on up to num_threads() threads and returns when all are
