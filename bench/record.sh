@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # record.sh: runs one benchmark program and keeps its figures as data, in bench/results/: one
-# JSON file per host, date and program, Google Benchmark's own output (the CPU, its caches,
-# every figure) with the commit and the command added to its context.
+# JSON file per host, date and program, Google Benchmark's own output (its caches, every
+# figure) with the CPU's model name, the commit and the command added to its context.
+# bench/results.sh makes bench/README.md's targets table from these files.
 #
 #   bash bench/record.sh BENCH [BENCH_ARGS...]
 #   e.g. QKV_GPT2_VOCAB=/tmp/gpt2_vocab bash bench/record.sh bench_loaders
@@ -22,10 +23,13 @@ git diff --quiet HEAD -- tensor autograd nn attention bench || commit="$commit+c
 mkdir -p bench/results
 out=bench/results/$slug-$(date +%F)-$bench.json
 "$program" --benchmark_out="$out.tmp" --benchmark_out_format=json "$@"
-# The commit and the command go first into the JSON's "context" object (quotes and backslashes
-# escaped for JSON).
-command=$(printf '%s' "$bench $*" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')
-sed "0,/\"context\": {/s//\"context\": {\n    \"commit\": \"$commit\",\n    \"command\": \"$command\",/" \
+# The CPU, the commit and the command go first into the JSON's "context" object (quotes and
+# backslashes escaped for JSON). bench/results.sh reads them there.
+# escape TEXT: for a JSON string (\ and "), then for sed's replacement below (\, / and &).
+escape() { printf '%s' "$1" | sed -e 's/[\\"]/\\&/g' -e 's/[\\/&]/\\&/g'; }
+command=$(escape "$bench $*")
+cpu_json=$(escape "$cpu")
+sed "0,/\"context\": {/s//\"context\": {\n    \"cpu\": \"$cpu_json\",\n    \"commit\": \"$commit\",\n    \"command\": \"$command\",/" \
   "$out.tmp" > "$out"
 rm -f "$out.tmp"
 echo "wrote $out"
