@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <new>
 #include <random>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "tensor/all.h"
 #include "tensor/gemm_kernel.h"
+#include "tensor/gemm_plan.h"
 
 #ifdef QKV_BENCH_OPENBLAS
 #include <cblas.h>
@@ -43,9 +45,9 @@ struct CacheLineAllocator {
   template <class U>
   CacheLineAllocator(const CacheLineAllocator<U>&) {}
   T* allocate(size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
   }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
   friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
 };
 using Floats = std::vector<float, CacheLineAllocator<float>>;
@@ -140,25 +142,35 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Matmul)->Apply(shapes);
 
+// The production GEMM of p on this CPU with its tuning table changed by `tune`: the plan
+// plan_gemm makes for that CPU, run by run_gemm (tensor/gemm_plan.h).
+void tuned_gemm(Problem& p, const std::function<void(gemm_detail::GemmTuning&)>& tune) {
+  GemmCpu cpu = this_cpu();
+  tune(cpu.tuning);
+  const GemmProblem problem{p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false};
+  run_gemm(problem, plan_gemm(problem, cpu));
+}
+
 // BM_WideTileRows/rows/M/K/N: the production GEMM with its wide tile over an A read in place
 // taking `rows` rows: 4, what AVX-512's takes on a Zen 4, or 6 (MR), what it takes elsewhere
-// (FastKernel::wide_rows_in_place), through a copy of the kernel put in by FastKernelGuard. The
-// choice was measured on a Zen 4 and an Intel Xeon (bench/README.md, "Four rows" and "A second
-// host"); to check it on another host, run both in one process, interleaved:
+// (GemmTuning::wide_rows_in_place). The choice was measured on a Zen 4 and an Intel Xeon
+// (bench/notes/2026-12-06-gemm.md); to check it on another host, run both in one process,
+// interleaved:
 //   bench_matmul --benchmark_filter=BM_WideTileRows --benchmark_repetitions=10
 //       --benchmark_min_time=0.2 --benchmark_enable_random_interleaving=true
 void BM_WideTileRows(benchmark::State& state) {
-  using namespace gemm_detail;
-  FastKernel kernel = fast_kernel();
+  const gemm_detail::FastKernel& kernel = gemm_detail::fast_kernel();
   if (!kernel.wide || !kernel.reads_short_a_in_place) {
     state.SkipWithError("this build's kernel has no wide tile that can take fewer rows than MR");
     return;
   }
-  kernel.wide_rows_in_place = state.range(0);
-  kernel.b_chunk = 0;  // BLIS's order, the one whose tiles take wide_rows_in_place rows
-  const FastKernelGuard use(kernel);
+  const auto tune = [&](gemm_detail::GemmTuning& t) {
+    t.wide_rows_in_place = state.range(0);
+    t.rows_outer_chunk = 0;  // BLIS's order, the one whose tiles take wide_rows_in_place rows
+  };
   Problem p(state.range(1), state.range(2), state.range(3));
-  time_production_gemm(state, p);
+  check_against_oracle(p, gemm);
+  time_product(state, p, num_threads(), [&] { tuned_gemm(p, tune); });
 }
 BENCHMARK(BM_WideTileRows)->Apply([](benchmark::internal::Benchmark* b) {
   for (const auto& s : kShapes)
@@ -359,7 +371,7 @@ void BM_MicroKernelInContext(benchmark::State& state) {
     state.SkipWithError("this build's kernel reads A packed only (NEON)");
     return;
   }
-  const int64_t rows = kernel.wide ? kernel.wide_rows_in_place : kMR;
+  const int64_t rows = kernel.wide ? tuning_for(kernel).wide_rows_in_place : kMR;
   const int64_t tiles = kMC / rows, panels = 16;
   // A: 96 rows of 1024; B's first 384 x 1024 floats read as packed panels; C: 96 rows of 1024.
   Problem p(kMC, n, n);
@@ -423,8 +435,8 @@ void BM_PackB(benchmark::State& state) {
     pack_b(kc, N, ref, out.data());
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["GBps"] = benchmark::Counter(4.0 * double(kc * N) * double(state.iterations()) / 1e9,
-                                              benchmark::Counter::kIsRate);
+  state.counters["GBps"] = benchmark::Counter(
+      4.0 * double(kc * N) * double(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_PackB)
     ->ArgNames({"N", "K", "transposed"})
@@ -498,34 +510,30 @@ void time_paired(benchmark::State& state, const Problem& p, First first_product,
 }
 
 // BM_RowsOuter/chunk/M/K/N: the production GEMM with its tiles rows outer under chunks of
-// `chunk` columns of B (FastKernel::b_chunk, gemm_fast.cpp's block_rows) against the same GEMM
-// in BLIS's order (b_chunk 0), turn about (time_paired), through copies of the kernel put in by
-// FastKernelGuard; chunk 0 times BLIS's order against itself, the noise of the pairing on this
-// host. The build's kernel takes chunks of 512 columns where it is AVX-512's or AVX2's on an
-// Intel CPU (bench/README.md, "Rows outer"), a KC x 512 chunk of B filling 768 KiB of a 2 MiB
+// `chunk` columns of B (GemmTuning::rows_outer_chunk, gemm_fast.cpp's block_rows) against the
+// same GEMM in BLIS's order (chunk 0), turn about (time_paired); chunk 0 times BLIS's order
+// against itself, the noise of the pairing on this host. The build's kernel takes chunks of
+// 512 columns where it is AVX-512's or AVX2's on an Intel CPU
+// (bench/notes/2026-12-06-gemm.md), a KC x 512 chunk of B filling 768 KiB of a 2 MiB
 // L2; chunks of 256 (384 KiB) are timed too, for a CPU with a smaller L2. To check that choice
 // on another host:
 //   bench_matmul --benchmark_filter=BM_RowsOuter
 void BM_RowsOuter(benchmark::State& state) {
-  using namespace gemm_detail;
-  FastKernel rows_outer = fast_kernel(), blis_order = fast_kernel();
-  rows_outer.b_chunk = state.range(0);
-  blis_order.b_chunk = 0;
   Problem p(state.range(1), state.range(2), state.range(3));
-  const auto with = [&](const FastKernel& kernel) {
-    return [&] {
-      const FastKernelGuard use(kernel);
-      gemm(p.M, p.N, p.K, p.A(), p.B(), p.c.data(), p.N, false);
+  const auto with = [&](int64_t chunk) {
+    return [&p, chunk] {
+      tuned_gemm(p, [chunk](gemm_detail::GemmTuning& t) { t.rows_outer_chunk = chunk; });
     };
   };
-  with(blis_order)();
+  const auto rows_outer = with(state.range(0)), blis_order = with(0);
+  blis_order();
   const Floats blis_bits = p.c;
-  with(rows_outer)();
+  rows_outer();
   if (p.c != blis_bits) {
     state.SkipWithError("the two orders gave different bits");
     return;
   }
-  time_paired(state, p, with(rows_outer), "blis_order", with(blis_order));
+  time_paired(state, p, rows_outer, "blis_order", blis_order);
 }
 BENCHMARK(BM_RowsOuter)
     ->Apply([](benchmark::internal::Benchmark* b) {

@@ -3,8 +3,9 @@
 // GEMM is nearly all of the arithmetic in training and in attention. gemm.cpp builds it as a
 // ladder of five complete functions, each one idea beyond the last (how-to-optimize-gemm,
 // BLISlab): naive -> loop order -> cache blocks -> packed panels with a register micro-kernel
-// -> SIMD kernel and threads. `gemm`, what the library calls, is step 5 with the refinements
-// of gemm_fast.cpp beneath it; `gemm_naive` is the oracle the tests hold every step to.
+// -> SIMD kernel and threads. `gemm`, what the library calls, plans each product and runs step
+// 5's loop nest with the plan's packing and split (gemm_plan.h, gemm_fast.cpp), or step 5
+// itself with QKV_GEMM=ladder; `gemm_naive` is the oracle the tests hold every step to.
 //
 // A matrix is a pointer and two strides: element (i, j) is at p[i * row_stride + j * col_stride].
 // A transposed operand is the same pointer with its strides swapped, so backward's A @ B^T and
@@ -61,8 +62,7 @@ struct GemmBand {
   GemmBand at(int64_t i0) const { return {side, row0 + i0}; }
 };
 
-// The production GEMM (gemm_fast.cpp): step 5, plus reading panels in place, few-row products
-// unpacked, one shared packed B for large products and weight gradients cut along K.
+// The production GEMM (gemm_plan.h): plan_gemm, then run_gemm; step 5 with QKV_GEMM=ladder.
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate);
 // The production GEMM with an epilogue.

@@ -29,9 +29,15 @@
 #include <atomic>
 #include <vector>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
 #include "tensor/error.h"
 #include "tensor/gemm.h"
 #include "tensor/gemm_kernel.h"
+#include "tensor/gemm_plan.h"
 #include "tensor/thread_pool.h"
 
 namespace qkv {
@@ -40,26 +46,18 @@ using namespace gemm_detail;
 
 namespace {
 
-// Below this many multiply-adds a product runs on the calling thread: waking a worker costs
-// microseconds, about as long as a 64 x 64 x 64 product takes in full.
-constexpr int64_t kParallelMinWork = int64_t{1} << 19;
-
-// A transposed A (a weight gradient's dY^T, attention's P^T and dS^T) holds each k's values of
-// all rows side by side, one row of dY: a panel's 6 values of one k sit in one cache line, and
-// the next k's a row of dY further on. Read there in place, a step of k loads a new line; that
-// pays while those rows are close (dY up to 512 columns wide). From 1024 floats (4 KiB) apart,
-// every step of k falls in the same set of L1's lines (48 KiB in 12 ways: 4 KiB a way), and the
-// panel evicts itself, so those are packed. With the SSE build's 6 x 8 tile, whose panels of A
-// are read again for every 8 columns of B, A is always packed (bench/notes/2026-12-06-gemm.md,
-// BM_WeightGrad).
-constexpr int64_t kTransposedAInPlaceMaxLd = kNR >= 16 ? 512 : 0;
-
 // Whether the kernel reads the panels of A where they lie, through A's strides: a kernel that
-// takes them (all but NEON's), and A row-major (its rows' elements contiguous) or transposed
-// with its k steps at most kTransposedAInPlaceMaxLd floats apart.
-bool a_in_place(const FastKernel& kernel, MatrixRef A) {
+// takes them (all but NEON's), and A row-major (its rows' elements contiguous) or transposed with
+// its k steps close (tuning.transposed_a_in_place_max_ld). A transposed A (a weight gradient's
+// dY^T, attention's P^T and dS^T) holds each k's values of all rows side by side, one row of dY:
+// a panel's 6 values of one k sit in one cache line, and the next k's a row of dY further on.
+// Read there in place, a step of k loads a new line; that pays while those rows are close. From
+// 1024 floats (4 KiB) apart, every step of k falls in the same set of L1's lines (48 KiB in 12
+// ways: 4 KiB a way), and the panel evicts itself, so those are packed.
+bool a_in_place(const FastKernel& kernel, const GemmTuning& tuning, MatrixRef A) {
   return kernel.reads_a_in_place &&
-         (A.col_stride == 1 || (A.row_stride == 1 && A.col_stride <= kTransposedAInPlaceMaxLd));
+         (A.col_stride == 1 ||
+          (A.row_stride == 1 && A.col_stride <= tuning.transposed_a_in_place_max_ld));
 }
 
 // How many NR-column micro-panels n columns of B make (the last may be short): the unit in
@@ -99,9 +97,9 @@ struct BPanel {
 //    where they lie, when the kernel can; the short last one only if it reads just the rows it
 //    is given) or packed into `ap`; in a block, each micro-panel of B (or pair) in turn, under
 //    which all the block's row tiles pass, so that the block of A stays in L2 and the
-//    micro-panel in L1. The wide tile takes FastKernel::wide_rows_in_place rows where the block
+//    micro-panel in L1. The wide tile takes tuning.wide_rows_in_place rows where the block
 //    is all read in place (4 with AVX-512 on a Zen 4).
-//  - rows outer, where the kernel asks for it (FastKernel::b_chunk), the panel is more than two
+//  - rows outer, where the tuning asks for it (rows_outer_chunk), the panel is more than two
 //    chunks wide and all of A is read in place: B's columns in chunks of b_chunk, and in a
 //    chunk each MR-row tile of A in turn, under which the chunk's micro-panels pass. In BLIS's
 //    order the whole panel of B (KC x N: 3 MiB at N = 2048) streams from L3 for every block of
@@ -111,9 +109,11 @@ struct BPanel {
 //    the panel fits L2 there is nothing to win, and rows outer measured slower at some of those
 //    shapes (bench/notes/2026-12-06-gemm.md).
 // Either order gives each tile the same terms in the same kernel: the same bits.
-void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
+void block_rows(const GemmPlan& plan, int64_t M, int64_t nc, int64_t kc, int64_t K, MatrixRef A,
                 const BPanel& b, float* C, int64_t ldc, bool add, const GemmEpilogue& ep,
                 GemmBand band, float* ap) {
+  const FastKernel& kernel = plan.kernel;
+  const int64_t b_chunk = plan.tuning.rows_outer_chunk;
   // Whether the micro-panels at jr and jr + NR go as one wide tile: both whole and read alike
   // (both in place, or both packed and before column `end`).
   const auto wide_at = [&](int64_t jr, int64_t end) {
@@ -139,11 +139,11 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
       kernel.fn(k1 - k0, a + k0 * a_ks, a_rs, a_ks, b_panel + k0 * b_ks, b_ks, c_tile, ldc, add,
                 rows, std::min(kNR, nc - jr), tile_ep_or_null);
   };
-  const bool in_place = a_in_place(kernel, A);
-  if (kernel.b_chunk > 0 && nc > 2 * kernel.b_chunk && in_place &&
+  const bool in_place = a_in_place(kernel, plan.tuning, A);
+  if (b_chunk > 0 && nc > 2 * b_chunk && in_place &&
       (kernel.reads_short_a_in_place || M % kMR == 0)) {
-    for (int64_t j0 = 0; j0 < nc; j0 += kernel.b_chunk) {
-      const int64_t j1 = std::min(nc, j0 + kernel.b_chunk);
+    for (int64_t j0 = 0; j0 < nc; j0 += b_chunk) {
+      const int64_t j1 = std::min(nc, j0 + b_chunk);
       for (int64_t row = 0; row < M; row += kMR)
         for (int64_t jr = j0; jr < j1;) {
           const bool wide = wide_at(jr, j1);
@@ -166,7 +166,7 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
              band.at(ic + packed_from), K);
     for (int64_t jr = 0; jr < nc;) {
       const bool wide = wide_at(jr, nc);
-      const int64_t tile_rows = wide && packed_from == mc ? kernel.wide_rows_in_place : kMR;
+      const int64_t tile_rows = wide && packed_from == mc ? plan.tuning.wide_rows_in_place : kMR;
       for (int64_t ir = 0; ir < mc; ir += tile_rows) {
         const int64_t rows = std::min(tile_rows, mc - ir);
         if (ir < packed_from)
@@ -187,20 +187,25 @@ void block_rows(const FastKernel& kernel, int64_t M, int64_t nc, int64_t kc, int
 //  - exactly one micro-panel (NR columns) wide, with few row tiles to read it (M <= 2 MC):
 //    attention's per-head products with a head size of 32 (P v, dS k, dS^T q, P^T dout), where
 //    copying B cost as much as a fifth of the work; or
-//  - the product is small (under kParallelMinWork, one thread's), where packing B is a large
+//  - the product is small (under tuning.parallel_min_work, one thread's), where packing B is a
+//  large
 //    part of the work.
 // Each in-place micro-panel is B's own rows, ldb apart; a short last panel is packed. Large
 // products keep packing B: many tiles reading its rows ldb apart crowd each other out of L1.
+// Whether packed_loops reads B's micro-panels in place for this product (above).
+bool b_in_place(const GemmTuning& tuning, int64_t M, int64_t N, int64_t K, MatrixRef B) {
+  return B.col_stride == 1 && ((N == kNR && M <= 2 * kMC) || M * N * K < tuning.parallel_min_work);
+}
+
 void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                  bool accumulate, const FastKernel& kernel, const GemmEpilogue& epilogue = {},
+                  bool accumulate, const GemmPlan& plan, const GemmEpilogue& epilogue = {},
                   GemmBand band = {}) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     prepare_c(M, N, C, ldc, accumulate);
     return finish_all(M, N, C, ldc, epilogue);
   }
-  const bool b_in_place =
-      B.col_stride == 1 && ((N == kNR && M <= 2 * kMC) || M * N * K < kParallelMinWork);
+  const bool b_here = b_in_place(plan.tuning, M, N, K, B);
   const int64_t round_n = packed_width(std::min(N, kNC));
   const int64_t round_m = packed_height(std::min(M, kMC));
   float* bp = thread_scratch(Scratch::gemm_b, std::min(K, kKC) * round_n);
@@ -210,7 +215,7 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
     for (int64_t pc = 0; pc < K; pc += kKC) {
       const int64_t kc = std::min(kKC, K - pc);
       // Columns [0, in_place_to) are read in place; the rest are packed into bp.
-      const int64_t in_place_to = b_in_place ? nc / kNR * kNR : 0;
+      const int64_t in_place_to = b_here ? nc / kNR * kNR : 0;
       if (in_place_to < nc)
         pack_b(kc, nc - in_place_to,
                {B.p + pc * B.row_stride + (jc + in_place_to) * B.col_stride, B.row_stride,
@@ -218,32 +223,19 @@ void packed_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
                bp);
       const bool add = accumulate || pc > 0;  // the first K block stores, later ones add
       const bool last = pc + kc == K;         // the epilogue, on the finished sums
-      block_rows(kernel, M, nc, kc, K, {A.p + pc * A.col_stride, A.row_stride, A.col_stride},
+      block_rows(plan, M, nc, kc, K, {A.p + pc * A.col_stride, A.row_stride, A.col_stride},
                  {B.p + pc * B.row_stride + jc, B.row_stride, in_place_to, bp}, C + jc, ldc, add,
                  last ? epilogue.at(jc) : GemmEpilogue{}, band, ap);
     }
   }
 }
 
-// From kSharedBMinWork multiply-adds on (about 1300^3), one shared packed B beats a packed copy
-// per thread, whatever the kernel and wherever A lies: each thread's copy is a second stream of
-// all of B through memory. Below that, a product's columns handed out (hand_out_columns, each
-// thread packing the micro-panels it takes) keep every thread's packing in its own cache
-// (bench/notes/2026-12-06-gemm.md).
-std::atomic<int64_t> g_shared_b_from{0};  // 0, or the size a test set (SharedBFromGuard)
-int64_t shared_b_from() {
-  if (const int64_t lowered = g_shared_b_from.load(std::memory_order_relaxed); lowered > 0)
-    return lowered;
-  return kSharedBMinWork;
-}
 // A product with few rows (decoding one token: M = 1) gains nothing from packing: packing B
 // copies all K x N of it to use each element only M times, which costs as much as the product
 // itself. Such products read B where it lies: as rows (C[i, :] += A[i, k] * B[k, :]) when B's
 // rows are contiguous, as dot products of A's row with B's columns when those are (x @ W^T,
 // as Linear computes it; dot_column and dot_four_columns, gemm_dot.cpp), in 16 independent sums
 // so the compiler vectorises them.
-constexpr int64_t kFewRows = 4;
-
 void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
               bool accumulate) {
   prepare_c(M, N, C, ldc, accumulate);
@@ -262,8 +254,7 @@ void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* 
       // The four columns of a group are a quarter of N apart: columns j, j + q, j + 2 q and
       // j + 3 q. Each stream then walks a quarter of W's rows in order, one long run of memory
       // that the hardware prefetcher follows; four neighbouring rows would be four runs of
-      // K floats each, restarting every group (bench/notes/2026-12-06-gemm.md
-      // time").
+      // K floats each, restarting every group (bench/notes/2026-12-06-gemm.md).
       const int64_t q = N / 4;
       for (int64_t j = 0; j < q; ++j)
         dot_four_columns(a, B.p + j * B.col_stride, q * B.col_stride, K, c + j, q);
@@ -280,26 +271,22 @@ void few_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* 
 
 // Step 5's work on one thread: few rows read in place, everything else packed.
 void fast_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                bool accumulate, const GemmEpilogue& epilogue, GemmBand band = {}) {
-  if (M <= kFewRows && M > 0 && N > 0) {
+                bool accumulate, const GemmPlan& plan, const GemmEpilogue& epilogue,
+                GemmBand band = {}) {
+  if (M <= plan.tuning.few_rows && M > 0 && N > 0) {
     few_rows(M, N, K, A, B, C, ldc, accumulate);
     return finish_all(M, N, C, ldc, epilogue);
   }
-  packed_loops(M, N, K, A, B, C, ldc, accumulate, fast_kernel(), epilogue, band);
+  packed_loops(M, N, K, A, B, C, ldc, accumulate, plan, epilogue, band);
 }
 
-bool runs_serially(int64_t multiply_adds) {
-  return num_threads() <= 1 || multiply_adds < kParallelMinWork;
-}
-
-// The work of `batches` products of M x K by K x N, for runs_serially. A product of a few rows
-// (few_rows) is limited by reading B, which takes about as long as kFewRowsAsRows rows' worth
-// of multiply-adds, so it counts as that many rows: decoding's attention products (12 heads of
-// one query against L cached keys, GPT-2 small's shape) are split between the threads from
-// L = 43, not from L = 683.
-constexpr int64_t kFewRowsAsRows = 16;
-int64_t gemm_work(int64_t batches, int64_t M, int64_t N, int64_t K) {
-  return batches * (M <= kFewRows ? std::max(M, kFewRowsAsRows) : M) * N * K;
+// The work of `batches` products of M x K by K x N, against tuning.parallel_min_work. A product
+// of a few rows (few_rows) is limited by reading B, which takes about as long as
+// few_rows_as_rows rows' worth of multiply-adds, so it counts as that many rows: decoding's
+// attention products (12 heads of one query against L cached keys, GPT-2 small's shape) are
+// split between the threads from L = 43, not from L = 683.
+int64_t gemm_work(const GemmTuning& t, int64_t batches, int64_t M, int64_t N, int64_t K) {
+  return batches * (M <= t.few_rows ? std::max(M, t.few_rows_as_rows) : M) * N * K;
 }
 
 // One unit of threaded work: rows [m0, m1) and columns [n0, n1) of product `b` of a batch.
@@ -350,27 +337,27 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
 // first rows on the caller's core and the last on the worker's. So each thread now takes its
 // own range first, in shrinking pieces, then the pieces left in the others' (hand_out_ranges;
 // bench/notes/2026-12-06-gemm.md). Before its first piece a
-// thread packs all of B (every KC block of it: B is at most kHandOutMaxB floats); a piece's
-// rows go through every KC block in turn, in the same MR-row tiles and the same kernel as on
-// one thread, so the bits are those of the static split and of the serial loops.
-constexpr int64_t kHandOutMaxB = int64_t{1} << 20;  // 4 MiB of packed B per thread
-constexpr int64_t kMinChunkTiles = 4;
-
-// Whether hand_out_rows takes a product: one product of more than a few rows, which split
-// would cut by rows, with all of B packed (every KC block of it) within kHandOutMaxB.
-bool hands_out_rows(int64_t batches, int64_t M, int64_t N, int64_t K, bool a_packed) {
-  return batches == 1 && M > kFewRows && cut_rows(M, N, a_packed) && N <= kNC &&
-         K * packed_width(N) <= kHandOutMaxB;
+// thread packs all of B (every KC block of it: B is at most tuning.hand_out_max_b floats); a
+// piece's rows go through every KC block in turn, in the same MR-row tiles and the same kernel as
+// on one thread, so the bits are those of the static split and of the serial loops. Whether
+// hand_out_rows takes a product: one product of more than a few rows, which split would cut by
+// rows, with all of B packed (every KC block of it) within tuning.hand_out_max_b.
+bool hands_out_rows(const GemmTuning& t, int64_t batches, int64_t M, int64_t N, int64_t K,
+                    bool a_packed) {
+  return batches == 1 && M > t.few_rows && cut_rows(M, N, a_packed) && N <= kNC &&
+         K * packed_width(N) <= t.hand_out_max_b;
 }
 
 void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                   bool accumulate, int threads, const GemmEpilogue& epilogue, GemmBand band) {
+                   bool accumulate, const GemmPlan& plan, const GemmEpilogue& epilogue,
+                   GemmBand band) {
   const int64_t round_n = packed_width(N);
   const int64_t round_m = packed_height(std::min(M, kMC));
-  const FastKernel& kernel = fast_kernel();
+  const int threads = plan.threads;
   std::vector<char> packed(static_cast<size_t>(threads), 0);  // part p's thread has packed B
   hand_out_ranges_per_part(
-      row_tiles(M), threads, kMinChunkTiles, [&](int64_t p, int64_t t0, int64_t t1) {
+      row_tiles(M), threads, plan.tuning.min_row_piece_tiles,
+      [&](int64_t p, int64_t t0, int64_t t1) {
         float* bp = thread_scratch(Scratch::gemm_b, K * round_n);  // KC block pc at bp + pc round_n
         if (!packed[static_cast<size_t>(p)]) {
           for (int64_t pc = 0; pc < K; pc += kKC)
@@ -382,7 +369,7 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
         const int64_t m0 = std::min(M, t0 * kMR), m1 = std::min(M, t1 * kMR);
         for (int64_t pc = 0; pc < K; pc += kKC) {
           const int64_t kc = std::min(kKC, K - pc);
-          block_rows(kernel, m1 - m0, N, kc, K,
+          block_rows(plan, m1 - m0, N, kc, K,
                      {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
                      {nullptr, 0, 0, bp + pc * round_n}, C + m0 * ldc, ldc, accumulate || pc > 0,
                      pc + kc == K ? epilogue : GemmEpilogue{}, band.at(m0), ap);
@@ -397,21 +384,19 @@ void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
 // slower thread did, and on a shared host one core often runs slower than the other. A piece
 // reads all of A again: per element of A, 4 bytes from L3 at some 20 bytes a cycle against w
 // multiply-adds for a piece w columns wide, at NR a cycle (a core's 2 FMAs of NR / 2 lanes), so
-// 0.2 NR / w of the piece's time. No piece is narrower than kMinColumnPieceTiles micro-panels,
+// 0.2 NR / w of the piece's time. No piece is narrower than min_column_piece_tiles micro-panels,
 // where that is a fortieth. Each column of C gets the same KC blocks through the same kernel
 // whichever piece holds it: the bits of any split. A product of a few rows (decoding one token)
 // reads B in place and nothing else again, so its pieces go down to one micro-panel.
-constexpr int64_t kMinColumnPieceTiles = 8;
-
 void hand_out_columns(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                      int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue,
-                      GemmBand band, int64_t min_piece_tiles = kMinColumnPieceTiles) {
+                      int64_t ldc, bool accumulate, const GemmPlan& plan,
+                      const GemmEpilogue& epilogue, GemmBand band, int64_t min_piece_tiles) {
   const int64_t units = col_tiles(N);
   hand_out_ranges(
-      units, std::min<int64_t>(threads, units), min_piece_tiles, [&](int64_t u0, int64_t u1) {
+      units, std::min<int64_t>(plan.threads, units), min_piece_tiles, [&](int64_t u0, int64_t u1) {
         const int64_t n0 = u0 * kNR, n1 = std::min(N, u1 * kNR);
         fast_loops(M, n1 - n0, K, A, {B.p + n0 * B.col_stride, B.row_stride, B.col_stride}, C + n0,
-                   ldc, accumulate, epilogue.at(n0), band);
+                   ldc, accumulate, plan, epilogue.at(n0), band);
       });
 }
 
@@ -423,18 +408,18 @@ void hand_out_columns(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B,
 // the second stream of B through memory.
 //
 // Each thread owns an MR-aligned range of rows, the same for every panel (its rows of A and C
-// stay in its own caches), and takes it in shrinking pieces of at least kMinChunkTiles tiles;
+// stay in its own caches), and takes it in shrinking pieces of at least min_row_piece_tiles tiles;
 // a thread done with its own range takes the pieces still left in the others' (hand_out_ranges,
 // as parallel_ranges does for the passes outside the GEMM). A range per thread and no more
 // had the threads finish apart wherever one core ran slower than the other, and the faster
 // one wait (bench/notes/2026-12-06-gemm.md).
 void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C,
-                    int64_t ldc, bool accumulate, int threads, const GemmEpilogue& epilogue) {
+                    int64_t ldc, bool accumulate, const GemmPlan& plan,
+                    const GemmEpilogue& epilogue) {
   const int64_t round_n = packed_width(std::min(N, kNC));
   float* bp = thread_scratch(Scratch::gemm_shared_b, std::min(K, kKC) * round_n);
   const int64_t units = row_tiles(M);
-  const int64_t parts = std::min<int64_t>(threads, units);
-  const FastKernel& kernel = fast_kernel();
+  const int64_t parts = std::min<int64_t>(plan.threads, units);
   for (int64_t jc = 0; jc < N; jc += kNC) {
     const int64_t nc = std::min(kNC, N - jc);
     for (int64_t pc = 0; pc < K; pc += kKC) {
@@ -452,10 +437,10 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
                  {B.p + pc * B.row_stride + (jc + j0) * B.col_stride, B.row_stride, B.col_stride},
                  bp + j0 * kc);
       });
-      hand_out_ranges(units, parts, kMinChunkTiles, [&](int64_t t0, int64_t t1) {
+      hand_out_ranges(units, parts, plan.tuning.min_row_piece_tiles, [&](int64_t t0, int64_t t1) {
         const int64_t m0 = std::min(M, t0 * kMR), m1 = std::min(M, t1 * kMR);
         float* ap = thread_scratch(Scratch::gemm_a, kc * packed_height(std::min(M, kMC)));
-        block_rows(kernel, m1 - m0, nc, kc, K,
+        block_rows(plan, m1 - m0, nc, kc, K,
                    {A.p + m0 * A.row_stride + pc * A.col_stride, A.row_stride, A.col_stride},
                    {nullptr, 0, 0, bp}, C + m0 * ldc + jc, ldc, add,
                    last ? epilogue.at(jc) : GemmEpilogue{}, {}, ap);
@@ -471,35 +456,36 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
 // instead cut along K: chunk c sums k in [K c / n, K (c + 1) / n), into C for the first chunk
 // and into a scratch copy for the others, and the chunks are then added to C in chunk order.
 // Each thread packs (or reads in place) only its own chunk's rows of both operands. n depends on K
-// alone (one chunk per kKChunk of depth, at most kMaxKChunks), never on the thread count; a thread
-// count that exceeds the chunks cuts each chunk into row ranges, which changes no arithmetic; and
-// one thread runs the same chunks in turn. So the bits are the same on 1, 2 or N threads, though
-// not those of one unbroken sum (it is a different, equally valid order of the additions).
-// A chunk's rows are not handed out to a thread done with its own: a piece of rows would then
-// sweep all of its chunk's packed B again (bench/notes/2026-12-06-gemm.md).
-constexpr int64_t kKChunk = 1024, kMaxKChunks = 4;
-
-// How many K chunks a product is summed in: 1 (no cut) unless it looks like a weight gradient:
-// one product, A transposed (dY^T), at least two chunks of depth, more than a few rows (those
-// read B in place) and below the shared-B size. An epilogue is applied after the chunks are
-// added, to the finished sums, as the micro-kernel applies it.
-int64_t k_chunks(int64_t batches, int64_t M, int64_t N, int64_t K, int64_t a_cs) {
-  if (batches != 1 || a_cs == 1 || M <= kFewRows || M * N * K < kParallelMinWork ||
-      M * N * K >= shared_b_from())
+// alone (one chunk per tuning.k_chunk of depth, at most max_k_chunks), never on the thread count; a
+// thread count that exceeds the chunks cuts each chunk into row ranges, which changes no
+// arithmetic; and one thread runs the same chunks in turn. So the bits are the same on 1, 2 or N
+// threads, though not those of one unbroken sum (it is a different, equally valid order of the
+// additions). A chunk's rows are not handed out to a thread done with its own: a piece of rows
+// would then sweep all of its chunk's packed B again (bench/notes/2026-12-06-gemm.md). How many K
+// chunks a product is summed in: 1 (no cut) unless it looks like a weight gradient: one product, A
+// transposed (dY^T), at least two chunks of depth, more than a few rows (those read B in place) and
+// below the shared-B size. An epilogue is applied after the chunks are added, to the finished sums,
+// as the micro-kernel applies it.
+int64_t k_chunks(const GemmTuning& t, int64_t batches, int64_t M, int64_t N, int64_t K,
+                 int64_t a_cs) {
+  if (batches != 1 || a_cs == 1 || M <= t.few_rows || M * N * K < t.parallel_min_work ||
+      M * N * K >= t.shared_b_min_work)
     return 1;
-  return std::min(kMaxKChunks, K / kKChunk);
+  return std::max<int64_t>(1, std::min(t.max_k_chunks, K / t.k_chunk));
 }
 
 void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-                   bool accumulate, int64_t chunks, const GemmEpilogue& epilogue) {
+                   bool accumulate, const GemmPlan& plan, const GemmEpilogue& epilogue) {
+  const int64_t chunks = plan.k_chunks;
   // The calling thread's, shared with the pool below.
   float* scratch = thread_scratch(Scratch::gemm_k_split, (chunks - 1) * M * N);
   // One chunk per thread, or row ranges of one where there are more threads. A range runs
   // packed_loops, as the whole chunk does on one thread: fast_loops would send a range of up
-  // to kFewRows rows (the last of M = 9 cut in two) to few_rows, whose sums run in another
+  // to tuning.few_rows rows (the last of M = 9 cut in two) to few_rows, whose sums run in another
   // order, and 3 threads would not give 1 thread's bits.
   const int64_t units = row_tiles(M);
-  const int64_t row_parts = std::min<int64_t>(units, (num_threads() + chunks - 1) / chunks);
+  const int64_t row_parts =
+      std::max<int64_t>(1, std::min<int64_t>(units, (plan.threads + chunks - 1) / chunks));
   parallel_for(chunks * row_parts, [&](int64_t t) {
     const int64_t c = t / row_parts, p = t % row_parts;
     const int64_t k0 = K * c / chunks, k1 = K * (c + 1) / chunks;
@@ -509,7 +495,7 @@ void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
     packed_loops(m1 - m0, N, k1 - k0,
                  {A.p + m0 * A.row_stride + k0 * A.col_stride, A.row_stride, A.col_stride},
                  {B.p + k0 * B.row_stride, B.row_stride, B.col_stride}, out, c == 0 ? ldc : N,
-                 c == 0 && accumulate, fast_kernel());
+                 c == 0 && accumulate, plan);
   });
   // C += chunk 1, then += chunk 2, ...: element by element, in chunk order; then the epilogue.
   parallel_ranges(M, M * N >= kParallelElements, [&](int64_t r0, int64_t r1) {
@@ -524,105 +510,259 @@ void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
   });
 }
 
+// Product b of a problem: its A, B and C.
+struct Product {
+  MatrixRef A, B;
+  float* C;
+};
+Product product(const GemmProblem& p, int64_t b) {
+  if (!p.batch) return {p.A, p.B, p.C};
+  return {{p.batch->a[static_cast<size_t>(b)], p.A.row_stride, p.A.col_stride},
+          {p.batch->b[static_cast<size_t>(b)], p.B.row_stride, p.B.col_stride},
+          p.batch->c[static_cast<size_t>(b)]};
+}
+
+}  // namespace
+
+// ---- the plan: when each split runs -----------------------------------------------------------
+
+GemmCpu this_cpu() {
+  static const GemmTuning tuning = tuning_for(fast_kernel());
+  return {fast_kernel(), num_threads(), tuning};
+}
+
+GemmPlan plan_gemm(const GemmProblem& p, const GemmCpu& cpu) {
+  const GemmTuning& t = cpu.tuning;
+  GemmPlan plan{cpu.kernel, t};
+  plan.threads = std::max(1, cpu.threads);
+  const int64_t batches = p.batches();
+  plan.a_in_place = a_in_place(cpu.kernel, t, p.A);
+  plan.few_rows = p.M <= t.few_rows;
+  plan.rows_outer = t.rows_outer_chunk > 0 && std::min(p.N, kNC) > 2 * t.rows_outer_chunk &&
+                    plan.a_in_place && (cpu.kernel.reads_short_a_in_place || p.M % kMR == 0);
+  const auto split = [&](GemmSplit s) {
+    plan.split = s;
+    if (s == GemmSplit::one_thread) plan.threads = 1;
+    if (s == GemmSplit::one_thread) plan.b_in_place = b_in_place(t, p.M, p.N, p.K, p.B);
+    return plan;
+  };
+  // A weight gradient's K is cut whatever the threads (its bits depend on the chunks alone).
+  if (const int64_t chunks = k_chunks(t, batches, p.M, p.N, p.K, p.A.col_stride); chunks > 1) {
+    plan.k_chunks = chunks;
+    return split(GemmSplit::k_chunks);
+  }
+  // Small: no split, no wake-ups.
+  if (plan.threads <= 1 || gemm_work(t, batches, p.M, p.N, p.K) < t.parallel_min_work)
+    return split(GemmSplit::one_thread);
+  if (batches == 1 && plan.few_rows) return split(GemmSplit::few_row_columns);
+  if (batches == 1 && p.M * p.N * p.K >= t.shared_b_min_work && p.M / kMR >= plan.threads)
+    return split(GemmSplit::shared_b);
+  if (hands_out_rows(t, batches, p.M, p.N, p.K, !plan.a_in_place))
+    return split(GemmSplit::rows_handed_out);
+  if (batches == 1 && !cut_rows(p.M, p.N, !plan.a_in_place))
+    return split(GemmSplit::columns_handed_out);
+  return split(GemmSplit::batch_split);
+}
+
+// ---- the executor ------------------------------------------------------------------------------
+
 // A band (GemmBand) is applied where each part runs fast_loops; the K-cut and shared-B paths,
 // for large products, sum every term.
-void run_tiles(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
-               int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
-               const GemmEpilogue& epilogue, GemmBand band = {}) {
-  const int64_t batches = static_cast<int64_t>(batch.c.size());
-  check(!epilogue.any() || batches == 1, "gemm_batched", "an epilogue for one product, got ",
+void run_gemm(const GemmProblem& p, const GemmPlan& plan) {
+  const int64_t batches = p.batches();
+  check(!p.epilogue.any() || batches == 1, "gemm", "an epilogue for one product, got ", batches);
+  check(batches == 1 || plan.split == GemmSplit::one_thread || plan.split == GemmSplit::batch_split,
+        "run_gemm", "a split of one product (", to_string(plan.split), ") for a batch of ",
         batches);
-  const int threads = num_threads();
-  if (const int64_t chunks = k_chunks(batches, M, N, K, a_cs); chunks > 1)
-    return k_split_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
-                         ldc, accumulate, chunks, epilogue);
-  if (runs_serially(gemm_work(batches, M, N, K))) {  // small: no split, no wake-ups
-    for (int64_t b = 0; b < batches; ++b)
-      fast_loops(M, N, K, {batch.a[b], a_rs, a_cs}, {batch.b[b], b_rs, b_cs}, batch.c[b], ldc,
-                 accumulate, epilogue, band);
-    return;
+  const auto [A, B, C] = product(p, 0);
+  switch (plan.split) {
+    case GemmSplit::one_thread:
+      for (int64_t b = 0; b < batches; ++b) {
+        const Product one = product(p, b);
+        fast_loops(p.M, p.N, p.K, one.A, one.B, one.C, p.ldc, p.accumulate, plan, p.epilogue,
+                   p.band);
+      }
+      return;
+    case GemmSplit::k_chunks:
+      return k_split_loops(p.M, p.N, p.K, A, B, C, p.ldc, p.accumulate, plan, p.epilogue);
+    case GemmSplit::few_row_columns:
+      // A few-row product reads B in place and nothing else again: pieces of one micro-panel.
+      return hand_out_columns(p.M, p.N, p.K, A, B, C, p.ldc, p.accumulate, plan, p.epilogue, p.band,
+                              /*min_piece_tiles=*/1);
+    case GemmSplit::shared_b:
+      return shared_b_loops(p.M, p.N, p.K, A, B, C, p.ldc, p.accumulate, plan, p.epilogue);
+    case GemmSplit::rows_handed_out:
+      return hand_out_rows(p.M, p.N, p.K, A, B, C, p.ldc, p.accumulate, plan, p.epilogue, p.band);
+    case GemmSplit::columns_handed_out:
+      return hand_out_columns(p.M, p.N, p.K, A, B, C, p.ldc, p.accumulate, plan, p.epilogue, p.band,
+                              plan.tuning.min_column_piece_tiles);
+    case GemmSplit::batch_split: {
+      const std::vector<Tile> tiles =
+          split(batches, p.M, p.N, plan.threads, !a_in_place(plan.kernel, plan.tuning, p.A));
+      // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
+      const int64_t n = static_cast<int64_t>(tiles.size());
+      const int64_t parts = std::min<int64_t>(plan.threads, n);
+      parallel_for(parts, [&](int64_t part) {
+        for (int64_t i = n * part / parts; i < n * (part + 1) / parts; ++i) {
+          const Tile& t = tiles[static_cast<size_t>(i)];
+          const Product one = product(p, t.b);
+          fast_loops(t.m1 - t.m0, t.n1 - t.n0, p.K,
+                     {one.A.p + t.m0 * p.A.row_stride, p.A.row_stride, p.A.col_stride},
+                     {one.B.p + t.n0 * p.B.col_stride, p.B.row_stride, p.B.col_stride},
+                     one.C + t.m0 * p.ldc + t.n0, p.ldc, p.accumulate, plan, p.epilogue.at(t.n0),
+                     p.band.at(t.m0));
+        }
+      });
+      return;
+    }
   }
-  // One product of a few rows (decoding one token): its columns in units of NR, handed out in
-  // pieces down to one micro-panel (hand_out_columns), so that a thread whose share of B streams in
-  // more slowly is helped by the other at the end. Each column's sums are its own: the bits of any
-  // cut.
-  if (batches == 1 && M <= kFewRows)
-    return hand_out_columns(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
-                            ldc, accumulate, threads, epilogue, band,
-                            /*min_piece_tiles=*/1);
-  // One large product: share packed B between the threads (above).
-  if (batches == 1 && M * N * K >= shared_b_from() && M / kMR >= threads) {
-    shared_b_loops(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0], ldc,
-                   accumulate, threads, epilogue);
-    return;
-  }
-  const bool a_here = a_in_place(fast_kernel(), {batch.a[0], a_rs, a_cs});
-  // One product cut by rows whose B fits one packing per thread: rows handed out (above).
-  if (hands_out_rows(batches, M, N, K, !a_here))
-    return hand_out_rows(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
-                         ldc, accumulate, threads, epilogue, band);
-  // One product cut by columns: its micro-panels handed out (hand_out_columns, above).
-  if (batches == 1 && !cut_rows(M, N, !a_here))
-    return hand_out_columns(M, N, K, {batch.a[0], a_rs, a_cs}, {batch.b[0], b_rs, b_cs}, batch.c[0],
-                            ldc, accumulate, threads, epilogue, band);
-  const std::vector<Tile> tiles = split(batches, M, N, threads, !a_here);
-  auto run = [&](const Tile& t) {
-    fast_loops(t.m1 - t.m0, t.n1 - t.n0, K, {batch.a[t.b] + t.m0 * a_rs, a_rs, a_cs},
-               {batch.b[t.b] + t.n0 * b_cs, b_rs, b_cs}, batch.c[t.b] + t.m0 * ldc + t.n0, ldc,
-               accumulate, epilogue.at(t.n0), band.at(t.m0));
-  };
-  // Thread t takes a contiguous run of tiles: neighbours share packed B and cache lines of C.
-  const int64_t n = static_cast<int64_t>(tiles.size());
-  const int64_t parts = std::min<int64_t>(threads, n);
-  parallel_for(parts, [&](int64_t p) {
-    for (int64_t i = n * p / parts; i < n * (p + 1) / parts; ++i) run(tiles[i]);
-  });
 }
+
+const char* to_string(GemmSplit split) {
+  switch (split) {
+    case GemmSplit::one_thread:
+      return "one thread";
+    case GemmSplit::k_chunks:
+      return "K in chunks";
+    case GemmSplit::few_row_columns:
+      return "few rows, columns handed out";
+    case GemmSplit::shared_b:
+      return "B shared, rows handed out";
+    case GemmSplit::rows_handed_out:
+      return "rows handed out";
+    case GemmSplit::columns_handed_out:
+      return "columns handed out";
+    case GemmSplit::batch_split:
+      return "batch split";
+  }
+  return "?";
+}
+
+std::string to_string(const GemmPlan& plan) {
+  std::string s = plan.kernel.name;
+  if (plan.kernel.wide) {
+    s += " (wide tiles, ";
+    s += std::to_string(plan.tuning.wide_rows_in_place);
+    s += " rows over A in place)";
+  }
+  s += plan.few_rows ? ", B read in place (few rows)"
+                     : (plan.a_in_place ? ", A in place" : ", A packed");
+  if (!plan.few_rows) {
+    if (plan.split == GemmSplit::shared_b)
+      s += ", B packed once and shared";
+    else
+      s += plan.b_in_place ? ", B in place" : ", B packed";
+  }
+  if (plan.rows_outer) {
+    s += ", rows outer under ";
+    s += std::to_string(plan.tuning.rows_outer_chunk);
+    s += " columns";
+  }
+  s += ", ";
+  s += to_string(plan.split);
+  if (plan.split == GemmSplit::k_chunks) {
+    s += " (";
+    s += std::to_string(plan.k_chunks);
+    s += ")";
+  }
+  if (plan.threads > 1) {
+    s += " on ";
+    s += std::to_string(plan.threads);
+    s += " threads";
+  }
+  s += ", MC ";
+  s += std::to_string(kMC);
+  s += " KC ";
+  s += std::to_string(kKC);
+  s += " NC ";
+  s += std::to_string(kNC);
+  return s;
+}
+
+// ---- QKV_GEMM and QKV_GEMM_VERBOSE
+// ----------------------------------------------------------------
+
+namespace {
+std::atomic<int> g_gemm_path{[] {
+  const char* v = std::getenv("QKV_GEMM");
+  return v && std::strcmp(v, "ladder") == 0 ? 1 : 0;
+}()};
+std::atomic<bool> g_gemm_verbose{[] {
+  const char* v = std::getenv("QKV_GEMM_VERBOSE");
+  return v && std::strcmp(v, "1") == 0;
+}()};
 }  // namespace
+
+GemmPath gemm_path() {
+  return g_gemm_path.load(std::memory_order_relaxed) == 1 ? GemmPath::ladder : GemmPath::production;
+}
+void set_gemm_path(GemmPath path) {
+  g_gemm_path.store(path == GemmPath::ladder ? 1 : 0, std::memory_order_relaxed);
+}
+bool gemm_verbose() {
+  return g_gemm_verbose.load(std::memory_order_relaxed);
+}
+void set_gemm_verbose(bool on) {
+  g_gemm_verbose.store(on, std::memory_order_relaxed);
+}
 
 // ---- the entry points (gemm.h) --------------------------------------------------------------
 
-void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-          bool accumulate) {
-  gemm_epilogue(M, N, K, A, B, C, ldc, accumulate, {});
-}
-
 namespace {
-void gemm_one(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
-              bool accumulate, const GemmEpilogue& epilogue, GemmBand band) {
-  // Without building a one-product batch (unless K is to be cut: run_tiles does that).
-  if (runs_serially(gemm_work(1, M, N, K)) && k_chunks(1, M, N, K, A.col_stride) == 1)
-    return fast_loops(M, N, K, A, B, C, ldc, accumulate, epilogue, band);
-  GemmBatch one{{A.p}, {B.p}, {C}};
-  run_tiles(M, N, K, A.row_stride, A.col_stride, B.row_stride, B.col_stride, one, ldc, accumulate,
-            epilogue, band);
+// Every product of the library comes through here: on the ladder's step 5 (QKV_GEMM=ladder),
+// or planned and run.
+void gemm_problem(const GemmProblem& p) {
+  if (gemm_path() == GemmPath::ladder) {
+    for (int64_t b = 0; b < p.batches(); ++b) {
+      const Product one = product(p, b);
+      gemm_threaded(p.M, p.N, p.K, one.A, one.B, one.C, p.ldc, p.accumulate);
+      finish_all(p.M, p.N, one.C, p.ldc, p.epilogue);
+    }
+    if (gemm_verbose())
+      std::fprintf(stderr, "qkv gemm %lld x %lld x %lld (x %lld): ladder step 5\n",
+                   static_cast<long long>(p.M), static_cast<long long>(p.N),
+                   static_cast<long long>(p.K), static_cast<long long>(p.batches()));
+    return;
+  }
+  const GemmPlan plan = plan_gemm(p, this_cpu());
+  if (gemm_verbose())
+    std::fprintf(stderr, "qkv gemm %lld x %lld x %lld (x %lld): %s\n", static_cast<long long>(p.M),
+                 static_cast<long long>(p.N), static_cast<long long>(p.K),
+                 static_cast<long long>(p.batches()), to_string(plan).c_str());
+  run_gemm(p, plan);
 }
 }  // namespace
 
+void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
+          bool accumulate) {
+  gemm_problem({M, N, K, A, B, C, ldc, accumulate});
+}
+
 void gemm_epilogue(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, const GemmEpilogue& epilogue) {
-  gemm_one(M, N, K, A, B, C, ldc, accumulate, epilogue, {});
+  gemm_problem({M, N, K, A, B, C, ldc, accumulate, epilogue});
 }
 
 void gemm_band(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                bool accumulate, GemmBand band) {
-  gemm_one(M, N, K, A, B, C, ldc, accumulate, {}, band);
+  gemm_problem({M, N, K, A, B, C, ldc, accumulate, {}, band});
 }
 
 void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, int64_t b_rs,
                   int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
                   const GemmEpilogue& epilogue) {
-  run_tiles(M, N, K, a_rs, a_cs, b_rs, b_cs, batch, ldc, accumulate, epilogue);
-}
-
-gemm_detail::SharedBFromGuard::SharedBFromGuard(int64_t multiply_adds)
-    : previous_(g_shared_b_from.load()) {
-  check(multiply_adds > 0, "SharedBFromGuard", "a size of at least 1 multiply-add, got ",
-        multiply_adds);
-  g_shared_b_from.store(multiply_adds);
-}
-gemm_detail::SharedBFromGuard::~SharedBFromGuard() {
-  g_shared_b_from.store(previous_);
+  if (batch.c.empty()) return;
+  gemm_problem({M,
+                N,
+                K,
+                {batch.a[0], a_rs, a_cs},
+                {batch.b[0], b_rs, b_cs},
+                batch.c[0],
+                ldc,
+                accumulate,
+                epilogue,
+                {},
+                &batch});
 }
 
 }  // namespace qkv

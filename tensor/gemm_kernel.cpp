@@ -2,7 +2,6 @@
 // ladder (gemm.cpp) and the production path (gemm_fast.cpp).
 #include "tensor/gemm_kernel.h"
 
-#include <atomic>
 #include <cassert>
 #include <cstring>
 #include <type_traits>
@@ -411,7 +410,7 @@ constexpr MicroKernel kBuildKernel = micro_kernel_simd;
 // tile's fixed cost (starting, draining the multiply-adds, storing) is paid once for 64 columns.
 // Each element of C gets the same multiply-adds in the same order as in a 6 x 32 tile: the bits
 // are the same. It takes 6 rows where A is packed, and 4 or 6 where A is read in place, by the
-// CPU (build_wide_rows_in_place, below).
+// CPU (GemmTuning::wide_rows_in_place, wide_rows_in_place_on_this_cpu below).
 template <int R>
 void micro_kernel_wide_rows(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
                             int64_t b_half, int64_t b_ks, float* c, int64_t ldc, bool add_to_c,
@@ -455,15 +454,6 @@ void micro_kernel_wide(int64_t kc, const float* a, int64_t a_rs, int64_t a_ks, c
   });
 }
 constexpr WideMicroKernel kBuildWideKernel = micro_kernel_wide;
-// Where A is read in place, how many rows its wide tiles take, for the CPU the program runs on
-// (build_wide_rows_in_place, below): 4 on a Zen 4, 6 (MR) elsewhere. A step of the 4-row tile loads
-// 4 vectors of B (256 bytes) for 16 FMAs, the 6-row one the same 4 for 24, and the KC x 64 panel of
-// B they read (96 KiB) lies in L2, not L1. A Zen 4 core starts one 512-bit FMA a cycle (two 256-bit
-// halves), so 4 rows ask L2 for 16 bytes a cycle, which it keeps up with (the tile's 16
-// accumulators are the shape of OpenBLAS's small-matrix kernel for AVX-512). A core that starts
-// two a cycle (Intel's, a Zen 5) would ask 32 bytes a cycle of 4 rows: 6 rows there
-// (bench/notes/2026-12-06-gemm.md, BM_WideTileRows). Each element of C gets the same multiply-adds
-// in the same order whatever the tile's rows: the bits are the same.
 #else
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
 #endif
@@ -570,26 +560,30 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2_wide(int64_t kc, cons
 }
 #endif
 
-// How many rows the build's wide tile takes over an A read in place, on this CPU: AVX-512's
-// takes 4 on a Zen 4 and MR elsewhere (micro_kernel_wide, above); every other tile, MR.
-int64_t build_wide_rows_in_place() {
+// The CPU quirks of the tuning table (gemm_kernel.h). AVX-512's wide tile over an A read in
+// place takes 4 rows on a Zen 4 (AMD family 19h with AVX-512): a step of the 4-row tile loads 4
+// vectors of B (256 bytes) for 16 FMAs, the 6-row one the same 4 for 24, from a KC x 64 panel of
+// B that lies in L2. A Zen 4 core starts one 512-bit FMA a cycle (two 256-bit halves), so 4 rows
+// ask L2 for 16 bytes a cycle, which it keeps up with (the shape of OpenBLAS's small-matrix
+// kernel for AVX-512); a core that starts two a cycle (Intel's, a Zen 5) would ask 32 of 4
+// rows: 6 there. Each element of C gets the same multiply-adds in the same order whatever the
+// tile's rows: the same bits.
+int64_t wide_rows_in_place_on_this_cpu(const FastKernel& kernel) {
 #if QKV_SIMD_LANES == 16
   __builtin_cpu_init();  // in case this runs before the run-time library's own constructor
-  return __builtin_cpu_is("amdfam19h") ? 4 : kMR;  // AMD family 19h with AVX-512: a Zen 4
-#else
-  return kMR;
+  if (kernel.wide && __builtin_cpu_is("amdfam19h")) return 4;
 #endif
+  (void)kernel;
+  return kMR;
 }
-
-// The columns of B in a chunk where the build's tiles go rows outer (FastKernel::b_chunk), on this
-// CPU: 512 for AVX-512's and AVX2's on an Intel CPU, 0 (BLIS's order) elsewhere. A KC block of
-// packed B (KC x N floats: 3-4.5 MiB at N = 2048-3072) outgrows a 2 MiB L2, so in BLIS's order
-// every block of A streams it from L3 again; a chunk (KC x 512, 768 KiB) stays in L2 while every
-// row tile of A passes under it, the tile's rows of A (6 x KC, 9 KiB) in L1. AVX-512's pair of
-// micro-panels (KC x 64, 96 KiB) also overfills L1. Measured on Intel CPUs with 2 MiB of L2
-// (bench/notes/2026-12-06-gemm.md, BM_RowsOuter); the SSE build's AVX2 6 x 8 kernel showed nothing
-// to win there, and no AMD CPU has been measured: both keep BLIS's order.
-int64_t build_b_chunk() {
+// Rows outer under chunks of 512 columns of B for AVX-512's and AVX2's tiles on an Intel CPU. A
+// KC block of packed B (KC x N floats: 3-4.5 MiB at N = 2048-3072) outgrows a 2 MiB L2, so in
+// BLIS's order every block of A streams it from L3 again; a chunk (KC x 512, 768 KiB) stays in
+// L2 while every row tile of A passes under it, the tile's rows of A (6 x KC, 9 KiB) in L1.
+// AVX-512's pair of micro-panels (KC x 64, 96 KiB) also overfills L1. Measured on Intel CPUs
+// with 2 MiB of L2 (bench/notes/2026-12-06-gemm.md, BM_RowsOuter); the SSE build's AVX2 6 x 8
+// kernel showed nothing to win there, and no AMD CPU has been measured: both keep BLIS's order.
+int64_t rows_outer_chunk_on_this_cpu() {
 #if QKV_SIMD_LANES == 16 || QKV_SIMD_LANES == 8
   __builtin_cpu_init();
   return __builtin_cpu_is("intel") ? 512 : 0;
@@ -598,18 +592,15 @@ int64_t build_b_chunk() {
 #endif
 }
 
-std::atomic<const FastKernel*> g_picked{nullptr};  // set by FastKernelGuard only
-
 }  // namespace
 
 const std::vector<FastKernel>& runnable_kernels() {
   static const std::vector<FastKernel> kernels = [] {
     std::vector<FastKernel> k = {{kBuildKernel, kBuildWideKernel, kBuildKernelReadsAInPlace,
-                                  kBuildKernelReadsShortAInPlace, build_wide_rows_in_place(),
-                                  build_b_chunk(), kBuildKernelName}};
+                                  kBuildKernelReadsShortAInPlace, kBuildKernelName}};
 #if QKV_AVX2_AT_RUN_TIME
     if (cpu_has_avx2_fma())
-      k.push_back({micro_kernel_avx2_6x8, micro_kernel_avx2_wide, true, false, kMR, 0, "AVX2 6x8"});
+      k.push_back({micro_kernel_avx2_6x8, micro_kernel_avx2_wide, true, false, "AVX2 6x8"});
 #endif
     return k;
   }();
@@ -617,15 +608,16 @@ const std::vector<FastKernel>& runnable_kernels() {
 }
 
 const FastKernel& fast_kernel() {
-  const FastKernel* picked = g_picked.load(std::memory_order_relaxed);
-  return picked ? *picked : runnable_kernels().back();
+  return runnable_kernels().back();
 }
 
-FastKernelGuard::FastKernelGuard(const FastKernel& kernel) : previous_(g_picked.load()) {
-  g_picked.store(&kernel);
-}
-FastKernelGuard::~FastKernelGuard() {
-  g_picked.store(previous_);
+GemmTuning tuning_for(const FastKernel& kernel) {
+  GemmTuning t;
+  t.wide_rows_in_place = wide_rows_in_place_on_this_cpu(kernel);
+  // Rows outer is for the build's own x86 SIMD tiles (the only ones an AVX-512 or AVX2 build
+  // has), which read A in place.
+  t.rows_outer_chunk = kernel.reads_a_in_place ? rows_outer_chunk_on_this_cpu() : 0;
+  return t;
 }
 
 }  // namespace qkv::gemm_detail

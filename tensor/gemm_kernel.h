@@ -46,9 +46,6 @@ constexpr int64_t kMR = 6, kNR = 8;
 // (6 MiB) stays in L3. Chosen by measurement (bench/notes/2026-12-06-gemm.md): a larger
 // KC means fewer passes over C, which is what the big products are limited by.
 constexpr int64_t kMC = 96, kKC = 384, kNC = 4096;
-// From this many multiply-adds on, one large product shares a single packed B between the
-// threads (gemm_fast.cpp, shared_b_loops).
-constexpr int64_t kSharedBMinWork = int64_t{1} << 31;
 
 // C = 0 unless we are asked to add to it. Every step then only ever does C += ...
 void prepare_c(int64_t M, int64_t N, float* C, int64_t ldc, bool accumulate);
@@ -107,28 +104,15 @@ void micro_kernel_portable(int64_t kc, const float* a, int64_t a_rs, int64_t a_k
                            const GemmEpilogue* ep);
 // A micro-kernel for the build's tile, its wide twin if it has one (a copy with `wide` null runs
 // every tile narrow: the tests hold the two to the same bits), its name, whether it can read A
-// in place through its strides, row-major or transposed (NEON's wants A packed), whether it
+// in place through its strides, row-major or transposed (NEON's wants A packed), and whether it
 // reads only the m rows of A it is asked for, so that the short last panel of A (M not a
 // multiple of MR) can be read in place too rather than packed with rows of zeros (the x86 SIMD
-// kernels; the others read all MR rows), and how many rows a wide tile takes where A is read in
-// place: MR, or 4 for AVX-512's on a Zen 4, where its 4 x 64 tile measured faster than its
-// 6 x 64 one, and not on an Intel Xeon (bench/notes/2026-12-06-gemm.md; chosen
-// when the program starts). A packed A comes in panels of MR rows, which the wide tile always
-// takes whole.
-// Where all of A is read in place, the tiles may also go rows outer, each MR-row tile of A under
-// a chunk of B's columns, instead of BLIS's order (b_chunk): AVX-512's and AVX2's on an Intel
-// CPU, where a KC block of B outgrows a 2 MiB L2 from N = 2048 on (bench/notes/2026-12-06-gemm.md,
-// "Rows outer"); not on an AMD CPU, where it has not been measured.
+// kernels; the others read all MR rows).
 struct FastKernel {
   MicroKernel fn;
   WideMicroKernel wide;  // null where the kernel has no wide tile
   bool reads_a_in_place;
   bool reads_short_a_in_place;
-  int64_t wide_rows_in_place;  // at most MR; below it only if reads_short_a_in_place
-  // 0, or the columns of B in a chunk where the kernel's tiles go rows outer over an A read in
-  // place (gemm_fast.cpp, block_rows): a multiple of 2 NR. AVX-512's and AVX2's on an Intel
-  // CPU: 512.
-  int64_t b_chunk;
   const char* name;
 };
 // The kernels this build has for its tile that this CPU can run, the fastest last: the build's
@@ -137,34 +121,44 @@ struct FastKernel {
 // on a CPU that has them, found at run time (SSE2 is all such a build may assume; without
 // this, it would leave half or more of a newer CPU's arithmetic unused).
 const std::vector<FastKernel>& runnable_kernels();
-// The kernel every GEMM path runs: the last of runnable_kernels(), unless a test has picked
-// another with FastKernelGuard (each is tested against the plain one).
+// The fastest of them: the last. Step 5 of the ladder runs it, and this_cpu() names it.
 const FastKernel& fast_kernel();
-class FastKernelGuard {
- public:
-  explicit FastKernelGuard(const FastKernel& kernel);
-  ~FastKernelGuard();
-  FastKernelGuard(const FastKernelGuard&) = delete;
-  FastKernelGuard& operator=(const FastKernelGuard&) = delete;
 
- private:
-  const FastKernel* previous_;
+// The production GEMM's tuning table: every threshold its plan and loops read, one line each,
+// with the mechanism it serves (gemm_fast.cpp has the loops; bench/notes/2026-12-06-gemm.md the
+// measurements behind the values). tuning_for() fills it for a kernel on this CPU.
+struct GemmTuning {
+  // Below this many multiply-adds, one thread: waking a worker costs about as long as a 64^3
+  // product takes in full.
+  int64_t parallel_min_work = int64_t{1} << 19;
+  // A transposed A is read in place while its k steps are at most this many floats apart: from
+  // 4 KiB apart every step falls in one set of L1's lines. 0: always packed (a 6 x 8 tile reads
+  // each panel of A again for every 8 columns of B).
+  int64_t transposed_a_in_place_max_ld = kNR >= 16 ? 512 : 0;
+  // At most this many rows: B is read where it lies (packing it would copy all of it to use
+  // each element so few times), and such a product counts as few_rows_as_rows rows of work
+  // when deciding whether to wake threads (reading B is what it waits on).
+  int64_t few_rows = 4;
+  int64_t few_rows_as_rows = 16;
+  // From this many multiply-adds, one packed B shared by all threads instead of one copy each.
+  int64_t shared_b_min_work = int64_t{1} << 31;
+  // Rows are handed out (each thread packing all of B first) while B packs into this many floats.
+  int64_t hand_out_max_b = int64_t{1} << 20;
+  // The smallest piece of rows handed out, in MR-row tiles, and of columns, in micro-panels: a
+  // piece of columns reads all of A again.
+  int64_t min_row_piece_tiles = 4;
+  int64_t min_column_piece_tiles = 8;
+  // A weight gradient's K is cut into one chunk per k_chunk of depth, at most max_k_chunks.
+  int64_t k_chunk = 1024, max_k_chunks = 4;
+  // CPU quirk: how many rows the wide tile takes over an A read in place: MR, or 4 for
+  // AVX-512's on a Zen 4, which starts one 512-bit FMA a cycle and keeps L2 up with 4 rows.
+  int64_t wide_rows_in_place = kMR;
+  // CPU quirk: 0 (BLIS's order), or the columns of B in a chunk under which the tiles of an A
+  // read in place go rows outer: 512 for AVX-512's and AVX2's tiles on an Intel CPU, whose
+  // 2 MiB L2 a KC block of B outgrows from N = 2048 on, so that a chunk of it stays in L2.
+  int64_t rows_outer_chunk = 0;
 };
-
-// One large product shares a packed B between the threads from kSharedBMinWork multiply-adds on
-// (gemm_fast.cpp), unless a test has lowered that size with SharedBFromGuard: the path then runs
-// on products an emulator computes in seconds instead of minutes. Where the path starts is a
-// matter of speed; its bits do not depend on it.
-class SharedBFromGuard {
- public:
-  explicit SharedBFromGuard(int64_t multiply_adds);
-  ~SharedBFromGuard();
-  SharedBFromGuard(const SharedBFromGuard&) = delete;
-  SharedBFromGuard& operator=(const SharedBFromGuard&) = delete;
-
- private:
-  int64_t previous_;
-};
+GemmTuning tuning_for(const FastKernel& kernel);
 
 // Dot products of A's row with B's columns (x W^T, decoding's few-row products; gemm_dot.cpp):
 // 16 independent sums per column, term k into sum k % 16, then the 16 added up in order, so the

@@ -17,9 +17,12 @@
 //   5. SIMD and threads: the micro-kernel written for the vector registers themselves (AVX-512,
 //      AVX2, NEON or SSE: the line for step 5 names the one this build uses), and the rows of C
 //      shared out over the thread pool (gemm_threaded).
-// The library's own `gemm` is step 5 with refinements beneath it (tensor/gemm_fast.cpp: panels
-// read in place, few-row products, weight gradients cut along K, ...); the last line times it
-// on the same product.
+// The library's own `gemm` plans each product and runs step 5's loop nest with the plan's
+// packing and split over the threads (tensor/gemm_plan.h: panels read in place, few-row
+// products, weight gradients cut along K, ...); the last line of the ladder times it on the
+// same product, and part 3 prints the plans it makes for the tiny GPT's products
+// (QKV_GEMM_VERBOSE=1 prints every product's plan from any program; QKV_GEMM=ladder runs every
+// product of any program on step 5).
 // What comes before: lesson 01 (tensors); lesson 16 (what the matmuls are for).
 // Run it: ./build/release/tutorials/24_matmul_ladder [--size 512]
 #include <algorithm>
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "tensor/all.h"
+#include "tensor/gemm_plan.h"
 #include "tutorials/common/lesson.h"
 
 using namespace qkv;
@@ -89,7 +93,7 @@ int main(int argc, char** argv) {
         if (s.fn)
           s.fn(n, n, n, A, B, c.data(), n, /*accumulate=*/false);
         else
-          gemm(n, n, n, A, B, c.data(), n, /*accumulate=*/false);  // step 5 + gemm_fast.cpp
+          gemm(n, n, n, A, B, c.data(), n, /*accumulate=*/false);  // planned: tensor/gemm_plan.h
         best = std::min(best, seconds_since(t0));
         set_num_threads(saved);
       }
@@ -134,7 +138,7 @@ int main(int argc, char** argv) {
     const double first = flops / steps[0].seconds / 1e9, fifth = flops / steps[4].seconds / 1e9;
     std::printf("from step 1 to step 5: x%.0f on the same arithmetic\n", fifth / first);
     const double library = flops / steps[5].seconds / 1e9, library_share = 100 * library / peak_all;
-    std::printf("the library's gemm (step 5 + gemm_fast.cpp): %.1f GFLOP/s, ", library);
+    std::printf("the library's gemm (step 5, planned): %.1f GFLOP/s, ", library);
     if (library_share <= 100) {
       std::printf("%.0f%% of peak\n", library_share);
     } else {
@@ -158,6 +162,32 @@ int main(int argc, char** argv) {
            "the whole tile in them on every compiler and CPU (one instruction doing 4, 8\n"
            "or 16 multiply-adds), and the threads give every core its share of the rows.\n"
            "bench/bench_matmul measures the same ladder against OpenBLAS (bench/README.md).\n";
+    lesson::banner("3. The plans the library makes for the tiny GPT's products");
+    std::cout << "The larger tiny GPT of lesson 16 (B 32 x T 64 = 2048 tokens, C 128, MLP 512),\n"
+                 "each product as plan_gemm picks for this CPU and "
+              << threads << (threads == 1 ? " thread" : " threads") << ":\n";
+    struct Product {
+      const char* what;
+      int64_t M, N, K;
+      bool a_transposed, b_transposed;
+    };
+    const float dummy = 0.0f;
+    for (const Product& p :
+         {Product{"fc forward, x W1^T", 2048, 512, 128, false, true},
+          Product{"proj forward, h W2^T", 2048, 128, 512, false, true},
+          Product{"fc backward, dY W1 (dx)", 2048, 128, 512, false, false},
+          Product{"fc weights, dY^T x (dW1)", 512, 128, 2048, true, false},
+          Product{"decoding one token, x W1^T", 1, 512, 128, false, true}}) {
+      // Only the shapes and strides matter to the plan: the pointers are never read.
+      const MatrixRef A = p.a_transposed ? MatrixRef{&dummy, 1, p.M} : MatrixRef{&dummy, p.K, 1};
+      const MatrixRef B = p.b_transposed ? MatrixRef{&dummy, 1, p.K} : MatrixRef{&dummy, p.N, 1};
+      const GemmProblem problem{p.M, p.N, p.K, A, B, nullptr, p.N};
+      std::printf("  %-28s %4lld x %4lld x %4lld: %s\n", p.what, static_cast<long long>(p.M),
+                  static_cast<long long>(p.N), static_cast<long long>(p.K),
+                  to_string(plan_gemm(problem, this_cpu())).c_str());
+    }
+    std::cout << "(M x N x K. Every split gives step 5's bits on any thread count, but K in\n"
+                 "chunks and few rows, which sum in orders of their own, the same on any count.)\n";
     lesson::exercises({"24.1 gemm_packed_kernel: packing and a register tile, with its GFLOP/s"});
     return lesson::finish();
   });

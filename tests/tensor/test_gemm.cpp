@@ -5,11 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <optional>
+#include <functional>
 #include <string>
 #include <thread>
 
 #include "tensor/gemm_kernel.h"
+#include "tensor/gemm_plan.h"
 #include "tests/testing.h"
 
 namespace qkv {
@@ -109,29 +110,44 @@ INSTANTIATE_TEST_SUITE_P(StepsTimesShapes, Ladder,
                                   std::to_string(d.K);
                          });
 
+// The production GEMM planned for a CPU like this one but for `change` (its kernel, threads or
+// tuning table), and run: how the tests put a kernel or a threshold of their own under it.
+void planned_gemm(const GemmProblem& p, const std::function<void(GemmCpu&)>& change) {
+  GemmCpu cpu = this_cpu();
+  change(cpu);
+  run_gemm(p, plan_gemm(p, cpu));
+}
+
 // Every micro-kernel this build has for its tile and this CPU can run (gemm_kernel.h: in an SSE
 // build on a CPU with AVX2 and FMA, the SSE kernel and the AVX2 one chosen at run time), put in
-// turn under step 5 and the production GEMM, against the naive oracle.
+// turn under the production GEMM, and step 5 with the fastest, against the naive oracle.
 TEST(GemmKernels, EveryKernelThisCpuRunsMatchesTheOracle) {
   const auto& kernels = gemm_detail::runnable_kernels();
   ASSERT_FALSE(kernels.empty());
   EXPECT_STREQ(gemm_detail::fast_kernel().name, kernels.back().name);
+  EXPECT_STREQ(gemm_kernel_name(), kernels.back().name);
+  EXPECT_STREQ(this_cpu().kernel.name, kernels.back().name);
   for (const gemm_detail::FastKernel& kernel : kernels) {
-    const gemm_detail::FastKernelGuard use(kernel);
-    EXPECT_STREQ(gemm_kernel_name(), kernel.name);
     for (const Dims& d : kDims)
-      for (const GemmFn fn : {gemm_threaded, gemm})
+      for (int path : {0, 1})  // step 5 (the fastest kernel's), the production GEMM (this one)
         for (bool ta : {false, true}) {
           Operand a = make(d.M, d.K, ta, 11), b = make(d.K, d.N, !ta, 12);
           Generator g(13);
           std::vector<float> c = randn({std::max<int64_t>(d.M * d.N, 1)}, &g).to_vector();
           std::vector<float> expected = c;
-          fn(d.M, d.N, d.K, a.ref, b.ref, c.data(), d.N, true);
+          if (path == 0)
+            gemm_threaded(d.M, d.N, d.K, a.ref, b.ref, c.data(), d.N, true);
+          else
+            planned_gemm({d.M, d.N, d.K, a.ref, b.ref, c.data(), d.N, true}, [&](GemmCpu& cpu) {
+              cpu.kernel = kernel;
+              cpu.tuning = gemm_detail::tuning_for(kernel);
+            });
           gemm_naive(d.M, d.N, d.K, a.ref, b.ref, expected.data(), d.N, true);
           EXPECT_TRUE(testing::values_near(std::vector<double>(c.begin(), c.end()),
                                            std::vector<double>(expected.begin(), expected.end()),
                                            1e-5 * (d.K + 1) * 4, 1e-5))
-              << kernel.name << " M=" << d.M << " N=" << d.N << " K=" << d.K << " ta=" << ta;
+              << kernel.name << (path ? " production" : " step 5") << " M=" << d.M << " N=" << d.N
+              << " K=" << d.K << " ta=" << ta;
         }
   }
 }
@@ -197,15 +213,17 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
 }
 
 // The threaded tests below: C = 1 + A @ B on 1, 2 and 3 threads (the caller's count
-// restored after), and a few entries of it against the dot product in double.
-std::vector<std::vector<float>> on_one_two_three_threads(int64_t M, int64_t N, int64_t K,
-                                                         const Operand& a, const Operand& b) {
+// restored after), planned for this CPU as `change` has it, and a few entries of it against the
+// dot product in double.
+std::vector<std::vector<float>> on_one_two_three_threads(
+    int64_t M, int64_t N, int64_t K, const Operand& a, const Operand& b,
+    const std::function<void(GemmCpu&)>& change = [](GemmCpu&) {}) {
   const int before = num_threads();
   std::vector<std::vector<float>> results;
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     std::vector<float> c(static_cast<size_t>(M * N), 1.0f);
-    gemm(M, N, K, a.ref, b.ref, c.data(), N, /*accumulate=*/true);
+    planned_gemm({M, N, K, a.ref, b.ref, c.data(), N, /*accumulate=*/true}, change);
     results.push_back(c);
   }
   set_num_threads(before);
@@ -213,16 +231,15 @@ std::vector<std::vector<float>> on_one_two_three_threads(int64_t M, int64_t N, i
 }
 // C = A @ B + bias, the bias added as the tiles are stored (gemm_epilogue, as Linear does), into
 // a fresh C on 1, 2 and 3 threads (the caller's count restored after).
-std::vector<std::vector<float>> with_bias_on_one_two_three_threads(int64_t M, int64_t N, int64_t K,
-                                                                   const Operand& a,
-                                                                   const Operand& b,
-                                                                   const Operand& bias) {
+std::vector<std::vector<float>> with_bias_on_one_two_three_threads(
+    int64_t M, int64_t N, int64_t K, const Operand& a, const Operand& b, const Operand& bias,
+    const std::function<void(GemmCpu&)>& change = [](GemmCpu&) {}) {
   const int before = num_threads();
   std::vector<std::vector<float>> results;
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     std::vector<float> c(static_cast<size_t>(M * N));
-    gemm_epilogue(M, N, K, a.ref, b.ref, c.data(), N, false, {bias.data.data()});
+    planned_gemm({M, N, K, a.ref, b.ref, c.data(), N, false, {bias.data.data()}}, change);
     results.push_back(c);
   }
   set_num_threads(before);
@@ -239,22 +256,20 @@ void spot_check(const std::vector<float>& c, int64_t N, int64_t K, const Operand
 }
 
 // Products of 2^31 multiply-adds and more share one packed B between threads; 1 thread runs the
-// ordinary serial loops. Here the shared path starts at the product's own size (SharedBFromGuard:
-// at the default sizes these products would take minutes under qemu). 601 x 401 x 301 (awkward:
-// not a multiple of MC, KC or NR; its 401 terms cross a KC block) takes both paths and must give
-// the same bits, with A transposed 601 floats apart (packed, not read in place) and accumulating
-// too.
-// Spot-checked against the naive dot product on a few entries.
+// ordinary serial loops. Here the shared path starts at the product's own size (the tuning's
+// shared_b_min_work: at the default sizes these products would take minutes under qemu). 601 x 401
+// x 301 (awkward: not a multiple of MC, KC or NR; its 401 terms cross a KC block) takes both paths
+// and must give the same bits, with A transposed 601 floats apart (packed, not read in place) and
+// accumulating too. Spot-checked against the naive dot product on a few entries.
 TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
   const int64_t M = 601, K = 401, N = 301;
-  const gemm_detail::SharedBFromGuard shared_b_from_here(M * N * K);
+  const auto shared_b_from_here = [&](GemmCpu& cpu) { cpu.tuning.shared_b_min_work = M * N * K; };
   const Operand a = make(M, K, true, 7), b = make(K, N, false, 8);
-  const std::vector<std::vector<float>> results = on_one_two_three_threads(M, N, K, a, b);
+  const std::vector<std::vector<float>> results =
+      on_one_two_three_threads(M, N, K, a, b, shared_b_from_here);
   EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads";
   EXPECT_EQ(results[0], results[2]) << "1 vs 3 threads";
   spot_check(results[1], N, K, a, b, {{0, 0}, {600, 300}, {317, 5}, {6, 299}});
-  EXPECT_TRUE(testing::throws_error([] { gemm_detail::SharedBFromGuard none(0); },
-                                    {"SharedBFromGuard", "at least 1 multiply-add, got 0"}));
 }
 
 // A row-major A is read in place, and so is a transposed one whose k steps are at most 512
@@ -266,11 +281,12 @@ TEST(GemmThreads, SharedPackedBForLargeProductsIsBitIdentical) {
 // (whichever thread is free first), which must change no bits.
 TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
   const int64_t M = 98, K = 700, N = 771;
-  const gemm_detail::SharedBFromGuard shared_b_from_here(M * N * K);
+  const auto shared_b_from_here = [&](GemmCpu& cpu) { cpu.tuning.shared_b_min_work = M * N * K; };
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       const Operand a = make(M, K, ta, 9), b = make(K, N, tb, 10);
-      const std::vector<std::vector<float>> results = on_one_two_three_threads(M, N, K, a, b);
+      const std::vector<std::vector<float>> results =
+          on_one_two_three_threads(M, N, K, a, b, shared_b_from_here);
       std::vector<float> step5(static_cast<size_t>(M * N), 1.0f);
       gemm_threaded(M, N, K, a.ref, b.ref, step5.data(), N, /*accumulate=*/true);
       EXPECT_EQ(results[0], results[1]) << "1 vs 2 threads, ta " << ta << ", tb " << tb;
@@ -288,7 +304,7 @@ TEST(GemmThreads, SharedPackedBWithAInPlaceIsBitIdentical) {
     for (int64_t j = 0; j < N; ++j)
       then_added[static_cast<size_t>(i * N + j)] += bias.data[static_cast<size_t>(j)];
   const std::vector<std::vector<float>> with_bias =
-      with_bias_on_one_two_three_threads(M, N, K, a, b, bias);
+      with_bias_on_one_two_three_threads(M, N, K, a, b, bias, shared_b_from_here);
   for (size_t t = 0; t < with_bias.size(); ++t)
     EXPECT_EQ(with_bias[t], then_added) << "with a bias, " << t + 1 << " threads";
 }
@@ -423,7 +439,7 @@ TEST(GemmPacking, PanelsReadInPlaceGiveStepFivesBits) {
 // transposed, and B (K, N) drawn from seed and seed + 1, and C starting from values (and the
 // bias) drawn from seed + 2. For the band, A has exact zeros in the terms the band leaves out
 // (row i of C needs k <= i + 3), as GemmBand asks: tiles of different rows leave out different
-// terms, all of them zeros. run() computes it with whichever kernel is in force.
+// terms, all of them zeros. run() computes it planned for this CPU as `change` has it.
 struct ThreeProducts {
   int64_t M, N, K;
   bool ta, accumulate;
@@ -444,13 +460,16 @@ struct ThreeProducts {
     start = randn({M * N}, &g).to_vector();
     bias = randn({N}, &g).to_vector();
   }
-  std::vector<float> run(int which) const {
+  std::vector<float> run(
+      int which, const std::function<void(GemmCpu&)>& change = [](GemmCpu&) {}) const {
     std::vector<float> out = start;
-    if (which == 0) gemm(M, N, K, a.ref, b.ref, out.data(), N, accumulate);
-    if (which == 1) gemm_epilogue(M, N, K, a.ref, b.ref, out.data(), N, accumulate, {bias.data()});
-    if (which == 2)
-      gemm_band(M, N, K, {banded.data(), a.ref.row_stride, a.ref.col_stride}, b.ref, out.data(), N,
-                accumulate, {GemmBand::up_to_row, 3});
+    GemmProblem p{M, N, K, a.ref, b.ref, out.data(), N, accumulate};
+    if (which == 1) p.epilogue = {bias.data()};
+    if (which == 2) {
+      p.A = {banded.data(), a.ref.row_stride, a.ref.col_stride};
+      p.band = {GemmBand::up_to_row, 3};
+    }
+    planned_gemm(p, change);
     return out;
   }
   std::string where(int which, int threads) const {
@@ -466,8 +485,8 @@ struct ThreeProducts {
 // A wide tile (R x 2 NR, gemm_kernel.h: AVX-512's 6 x 64, or 4 x 64 where A is read in place
 // on a Zen 4, and the SSE build's AVX2 kernel's 6 x 16) gives each element of C the
 // multiply-adds of the ordinary MR x NR tile, in the same order, so the production GEMM must
-// give the same bits with it and without it (a copy of the kernel with no wide tile, put in by
-// FastKernelGuard), and with its tiles over an A read in place of 4 rows and of MR, whichever
+// give the same bits with it and without it (planned with a copy of the kernel with no wide
+// tile), and with its tiles over an A read in place of 4 rows and of MR, whichever
 // this CPU takes: B read in place (small products) and packed (larger ones, threaded), every
 // row count of the last panel (1 to 6 rows), widths that leave a narrow panel or a short packed
 // one over, more rows than an MC block and terms past a KC block, A transposed (read in place,
@@ -477,22 +496,19 @@ struct ThreeProducts {
 TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
   const gemm_detail::FastKernel& build = gemm_detail::fast_kernel();
   const std::string name = build.name;
+  const int64_t rows_here = gemm_detail::tuning_for(build).wide_rows_in_place;
   EXPECT_EQ(build.wide != nullptr, name == "AVX-512 6x32" || name == "AVX2 6x8") << name;
   if (name == "AVX-512 6x32")
-    EXPECT_TRUE(build.wide_rows_in_place == 4 || build.wide_rows_in_place == gemm_detail::kMR)
-        << build.wide_rows_in_place;
+    EXPECT_TRUE(rows_here == 4 || rows_here == gemm_detail::kMR) << rows_here;
   else
-    EXPECT_EQ(build.wide_rows_in_place, gemm_detail::kMR) << name;
-  gemm_detail::FastKernel narrow = build;
-  narrow.wide = nullptr;
+    EXPECT_EQ(rows_here, gemm_detail::kMR) << name;
+  const auto narrow = [](GemmCpu& cpu) { cpu.kernel.wide = nullptr; };
   // The wide tile over an A read in place with each row count a CPU may take: 4 only where
   // the kernel reads just the rows it is given.
-  std::vector<gemm_detail::FastKernel> wide_rows;
+  std::vector<int64_t> wide_rows;
   for (int64_t rows : {int64_t{4}, gemm_detail::kMR})
-    if (rows == gemm_detail::kMR || (build.wide && build.reads_short_a_in_place)) {
-      wide_rows.push_back(build);
-      wide_rows.back().wide_rows_in_place = rows;
-    }
+    if (rows == gemm_detail::kMR || (build.wide && build.reads_short_a_in_place))
+      wide_rows.push_back(rows);
   const int before = num_threads();
   struct Case {
     int64_t M, N, K;
@@ -507,30 +523,26 @@ TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
           const ThreeProducts p(c.M, c.N, c.K, ta, accumulate, 31);
           for (int which : {0, 1, 2}) {
             const std::vector<float> wide = p.run(which);
-            std::vector<float> plain;
-            {
-              const gemm_detail::FastKernelGuard use(narrow);
-              plain = p.run(which);
-            }
+            const std::vector<float> plain = p.run(which, narrow);
             EXPECT_EQ(wide, plain) << p.where(which, threads);
-            for (const gemm_detail::FastKernel& kernel : wide_rows) {
-              const gemm_detail::FastKernelGuard use(kernel);
-              EXPECT_EQ(p.run(which), plain) << p.where(which, threads) << ", wide tiles of "
-                                             << kernel.wide_rows_in_place << " rows";
-            }
+            for (int64_t rows : wide_rows)
+              EXPECT_EQ(
+                  p.run(which, [rows](GemmCpu& cpu) { cpu.tuning.wide_rows_in_place = rows; }),
+                  plain)
+                  << p.where(which, threads) << ", wide tiles of " << rows << " rows";
           }
         }
   set_num_threads(before);
 }
 
 // Where all of A is read in place and the panel of B is more than two chunks wide, the tiles may go
-// rows outer (FastKernel::b_chunk, gemm_fast.cpp's block_rows: AVX-512's and AVX2's on an Intel
-// CPU) instead of in BLIS's order: each tile still gets the same terms through the same kernel, so
-// the bits must be those of BLIS's order. Copies of the build's kernel (and of its narrow twin)
-// with b_chunk 0 and b_chunk 2 NR, small enough that these products cross several chunks and leave
-// a short one over, put in by FastKernelGuard: on one thread (packed_loops, B read in place below
-// kParallelMinWork, packed above), on two (cut by columns; 600 rows handed out; B shared from the
-// product's own size, SharedBFromGuard), with row counts that are and are not whole panels of MR,
+// rows outer (GemmTuning::rows_outer_chunk, gemm_fast.cpp's block_rows: AVX-512's and AVX2's on an
+// Intel CPU) instead of in BLIS's order: each tile still gets the same terms through the same
+// kernel, so the bits must be those of BLIS's order. Copies of the build's kernel (and of its
+// narrow twin) with rows_outer_chunk 0 and 2 NR, small enough that these products cross several
+// chunks and leave a short one over, planned with them: on one thread (packed_loops, B read in
+// place below kParallelMinWork, packed above), on two (cut by columns; 600 rows handed out; B
+// shared from the product's own size), with row counts that are and are not whole panels of MR,
 // more rows than an MC block, terms past a KC block, A row-major and transposed (read in place
 // where its rows are close, else packed, which keeps BLIS's order), stored and accumulated, with a
 // bias epilogue and with a band.
@@ -538,9 +550,10 @@ TEST(GemmKernels, RowsOuterGivesBlisOrdersBits) {
   gemm_detail::FastKernel build = gemm_detail::fast_kernel();
   if (!build.reads_a_in_place) GTEST_SKIP() << build.name << " reads A packed only: no rows outer";
   const std::string name = build.name;
-  EXPECT_TRUE(build.b_chunk == 0 || (build.b_chunk % (2 * gemm_detail::kNR) == 0 &&
-                                     (name == "AVX-512 6x32" || name == "AVX2 6x16")))
-      << build.name << " b_chunk " << build.b_chunk;
+  const int64_t chunk_here = gemm_detail::tuning_for(build).rows_outer_chunk;
+  EXPECT_TRUE(chunk_here == 0 || (chunk_here % (2 * gemm_detail::kNR) == 0 &&
+                                  (name == "AVX-512 6x32" || name == "AVX2 6x16")))
+      << build.name << " rows_outer_chunk " << chunk_here;
   gemm_detail::FastKernel narrow = build;
   narrow.wide = nullptr;
   const int before = num_threads();
@@ -558,14 +571,13 @@ TEST(GemmKernels, RowsOuterGivesBlisOrdersBits) {
         for (bool accumulate : {false, true})
           for (int threads : {1, 2}) {
             set_num_threads(threads);
-            std::optional<gemm_detail::SharedBFromGuard> shared_b_from_here;
-            if (c.shared_b) shared_b_from_here.emplace(c.M * c.N * c.K);
             const ThreeProducts p(c.M, c.N, c.K, ta, accumulate, 41);
-            const auto run = [&](int64_t b_chunk, int which) {
-              gemm_detail::FastKernel copy = kernel;
-              copy.b_chunk = b_chunk;
-              const gemm_detail::FastKernelGuard use(copy);
-              return p.run(which);
+            const auto run = [&](int64_t chunk, int which) {
+              return p.run(which, [&](GemmCpu& cpu) {
+                cpu.kernel = kernel;
+                cpu.tuning.rows_outer_chunk = chunk;
+                if (c.shared_b) cpu.tuning.shared_b_min_work = c.M * c.N * c.K;
+              });
             };
             for (int which : {0, 1, 2})
               EXPECT_EQ(run(2 * nr, which), run(0, which))
@@ -857,23 +869,20 @@ TEST(MatmulOut, AccumulatesIntoAnExistingTensor) {
 }
 
 // The epilogue (+ bias along rows, as the GEMM stores each tile) is bit for bit the product
-// followed by the separate add: on few rows (no micro-kernel),
-// small serial products, threaded ones cut by rows or columns, edge tiles, K over several KC
-// blocks, transposed operands, the shared packed B of large products (started at the last
-// case's size, as in the GemmThreads tests above), and 1, 2 or 3 threads.
+// followed by the separate add, through Tensor ops: on few rows (no micro-kernel), small serial
+// products, threaded ones cut by rows or columns, a weight gradient cut along K, edge tiles, K
+// over several KC blocks, transposed operands, and 1, 2 or 3 threads. (GemmPlans below holds
+// every split, the shared packed B among them, to the same with the epilogue.)
 TEST(MatmulEpilogue, EqualsMatmulThenAddBitForBit) {
   const int before = num_threads();
   Generator g(9);
   struct Case {
     int64_t M, K, N;
     bool ta, tb;
-    bool shared_b = false;
   };
   for (Case c : {Case{3, 20, 50, false, false}, Case{13, 7, 33, true, false},
                  Case{2048, 128, 512, false, true}, Case{128, 2048, 512, true, false},
-                 Case{301, 500, 97, false, false}, Case{601, 401, 301, true, false, true}}) {
-    std::optional<gemm_detail::SharedBFromGuard> shared_b_from_here;
-    if (c.shared_b) shared_b_from_here.emplace(c.M * c.K * c.N);
+                 Case{301, 500, 97, false, false}, Case{601, 401, 301, true, false}}) {
     const Tensor a = c.ta ? raw::transpose(randn({c.K, c.M}, &g), 0, 1) : randn({c.M, c.K}, &g);
     const Tensor b = c.tb ? raw::transpose(randn({c.N, c.K}, &g), 0, 1) : randn({c.K, c.N}, &g);
     const Tensor bias = randn({c.N}, &g);
@@ -901,6 +910,185 @@ TEST(MatmulEpilogue, EqualsMatmulThenAddBitForBit) {
         raw::matmul_epilogue(zeros({2, 3}), zeros({2, 4}), zeros({4}));
       },
       {"matmul_epilogue", "(2, 3) and (2, 4)"}));
+}
+
+// ---- The plan: when each split runs, and that every split gives the same bits ----------------
+
+// The planner's specification, as a table: a product (its sizes, whether A is transposed and how
+// far apart its k steps then are, how many products of the batch) on a CPU of 1 or 2 threads
+// with the default tuning table (GemmTuning), and the plan it gets. The CPU's kernel is this
+// build's, said to read A in place (NEON's does not; the rule is the same). Thresholds:
+// parallel_min_work 2^19 multiply-adds, few_rows 4 (counted as 16 rows of work), shared_b_min_work
+// 2^31, hand_out_max_b 2^20 floats, k_chunk 1024 (at most 4), A transposed in place up to 512.
+TEST(GemmPlanner, ChoosesEachSplitAsTheTableSays) {
+  struct Row {
+    const char* what;
+    int64_t M, N, K;
+    int64_t a_ld;  // 0: A row-major; else A transposed, its k steps a_ld floats apart
+    int64_t batches;
+    int threads;
+    GemmSplit split;
+    bool a_in_place;
+    int64_t k_chunks = 1;
+  };
+  using S = GemmSplit;
+  const Row table[] = {
+      {"64^3: under parallel_min_work", 64, 64, 64, 0, 1, 2, S::one_thread, true},
+      {"512^3 on one thread", 512, 512, 512, 0, 1, 1, S::one_thread, true},
+      {"an empty product", 0, 64, 64, 0, 1, 2, S::one_thread, true},
+      {"x W^T decoding one token", 1, 768, 768, 0, 1, 2, S::few_row_columns, true},
+      {"one token, small W: 16 x 40 x 512 < 2^19", 1, 40, 512, 0, 1, 2, S::one_thread, true},
+      {"12 heads' q k^T at one query", 1, 50, 64, 0, 12, 2, S::batch_split, true},
+      {"dW = dY^T X over 2048 tokens", 128, 512, 2048, 128, 1, 2, S::k_chunks, true, 2},
+      {"the same on one thread: chunks all the same", 128, 512, 2048, 128, 1, 1, S::k_chunks, true,
+       2},
+      {"dW over 8192 tokens: at most 4 chunks", 128, 512, 8192, 128, 1, 2, S::k_chunks, true, 4},
+      {"dW with K < 2 k_chunk: not cut", 512, 512, 1024, 512, 1, 2, S::columns_handed_out, true},
+      {"2048^3: B shared", 2048, 2048, 2048, 0, 1, 2, S::shared_b, true},
+      {"2048^3 on one thread", 2048, 2048, 2048, 0, 1, 1, S::one_thread, true},
+      {"tiny GPT's fc: M >= 2N, B packs in 2^20", 2048, 512, 128, 0, 1, 2, S::rows_handed_out,
+       true},
+      {"GPT-2's M = 512: columns", 512, 768, 768, 0, 1, 2, S::columns_handed_out, true},
+      {"A packed (k steps 1024 apart), M >= N: rows", 1024, 768, 768, 1024, 1, 2,
+       S::rows_handed_out, false},
+      {"A packed, M < N: columns", 600, 1400, 300, 600 * 2, 1, 2, S::columns_handed_out, false},
+      {"M >= 2N, B past hand_out_max_b, under 2^31: cut statically", 2000, 1000, 1050, 0, 1, 2,
+       S::batch_split, true},
+      {"64 attention products of 256 x 256 x 32", 256, 256, 32, 0, 64, 2, S::batch_split, true},
+  };
+  for (const Row& r : table) {
+    GemmCpu cpu{gemm_detail::fast_kernel(), r.threads, gemm_detail::GemmTuning{}};
+    cpu.kernel.reads_a_in_place = true;
+    cpu.tuning.transposed_a_in_place_max_ld = 512;
+    const float dummy = 0.0f;
+    const MatrixRef A = r.a_ld ? MatrixRef{&dummy, 1, r.a_ld} : MatrixRef{&dummy, r.K, 1};
+    const MatrixRef B{&dummy, r.N, 1};
+    GemmBatch batch;
+    GemmProblem p{r.M, r.N, r.K, A, B, nullptr, r.N};
+    if (r.batches > 1) {
+      batch.a.assign(static_cast<size_t>(r.batches), &dummy);
+      batch.b.assign(static_cast<size_t>(r.batches), &dummy);
+      batch.c.assign(static_cast<size_t>(r.batches), nullptr);
+      p.batch = &batch;
+    }
+    const GemmPlan plan = plan_gemm(p, cpu);
+    EXPECT_EQ(plan.split, r.split) << r.what << ": " << to_string(plan);
+    EXPECT_EQ(plan.a_in_place, r.a_in_place) << r.what << ": " << to_string(plan);
+    EXPECT_EQ(plan.k_chunks, r.k_chunks) << r.what << ": " << to_string(plan);
+    EXPECT_EQ(plan.threads, r.split == GemmSplit::one_thread ? 1 : r.threads) << r.what;
+  }
+  // The CPU quirks: rows outer only where the tuning gives a chunk, and the panel is wider than
+  // two of them; the wide tile's rows over an A read in place as the tuning says.
+  GemmCpu intel{gemm_detail::fast_kernel(), 2, gemm_detail::GemmTuning{}};
+  intel.kernel.reads_a_in_place = intel.kernel.reads_short_a_in_place = true;
+  intel.tuning.rows_outer_chunk = 512;
+  const float dummy = 0.0f;
+  const GemmProblem wide{2048, 1536, 256, {&dummy, 256, 1}, {&dummy, 1536, 1}, nullptr, 1536};
+  const GemmProblem narrow{2048, 1024, 256, {&dummy, 256, 1}, {&dummy, 1024, 1}, nullptr, 1024};
+  EXPECT_TRUE(plan_gemm(wide, intel).rows_outer) << to_string(plan_gemm(wide, intel));
+  EXPECT_FALSE(plan_gemm(narrow, intel).rows_outer) << to_string(plan_gemm(narrow, intel));
+  intel.tuning.rows_outer_chunk = 0;
+  EXPECT_FALSE(plan_gemm(wide, intel).rows_outer);
+  // A plan reads as a line: the kernel, where A and B come from, the split and the blocks.
+  intel.tuning.rows_outer_chunk = 512;
+  const std::string line = to_string(plan_gemm(wide, intel));
+  for (const char* part : {intel.kernel.name, "A in place", "B packed", "rows outer under 512",
+                           "columns handed out on 2 threads", "MC 96 KC 384 NC 4096"})
+    EXPECT_NE(line.find(part), std::string::npos) << part << " in: " << line;
+}
+
+// Every plan the planner can make, run on awkward shapes (1, 7, 33, 129 and others that are no
+// multiple of MR, NR, MC or KC), A and B each row-major and transposed, C stored and added to,
+// with and without a bias epilogue, on 1, 2 and 3 threads: the bits of step 5 (gemm_threaded,
+// the bias added after), but for the two splits that sum in orders of their own, which must give
+// the bits of their own on every thread count: a few rows (M <= 4) where fast_loops runs them
+// (one thread, the few-row columns, columns handed out, the batch split), and K in chunks.
+TEST(GemmPlans, EveryPlanGivesStepFivesBitsOnOneTwoAndThreeThreads) {
+  const int before = num_threads();
+  const GemmSplit splits[] = {GemmSplit::one_thread,      GemmSplit::k_chunks,
+                              GemmSplit::few_row_columns, GemmSplit::shared_b,
+                              GemmSplit::rows_handed_out, GemmSplit::columns_handed_out,
+                              GemmSplit::batch_split};
+  for (const Dims d : {Dims{1, 33, 129}, Dims{3, 129, 7}, Dims{7, 129, 33}, Dims{33, 7, 129},
+                       Dims{129, 33, 1}, Dims{97, 200, 385}, Dims{200, 130, 7}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (bool accumulate : {false, true})
+          for (bool bias : {false, true}) {
+            const Operand a = make(d.M, d.K, ta, 51), b = make(d.K, d.N, tb, 52);
+            const Operand bias_values = make(1, d.N, false, 53);
+            Generator g(54);
+            const std::vector<float> start =
+                randn({std::max<int64_t>(d.M * d.N, 1)}, &g).to_vector();
+            std::vector<float> step5 = start;
+            gemm_threaded(d.M, d.N, d.K, a.ref, b.ref, step5.data(), d.N, accumulate);
+            if (bias)
+              for (int64_t i = 0; i < d.M; ++i)
+                for (int64_t j = 0; j < d.N; ++j)
+                  step5[static_cast<size_t>(i * d.N + j)] +=
+                      bias_values.data[static_cast<size_t>(j)];
+            const auto run = [&](GemmSplit split, int threads) {
+              set_num_threads(threads);
+              std::vector<float> c = start;
+              GemmProblem p{d.M, d.N, d.K, a.ref, b.ref, c.data(), d.N, accumulate};
+              if (bias) p.epilogue = {bias_values.data.data()};
+              GemmPlan plan = plan_gemm(p, this_cpu());
+              plan.split = split;
+              plan.threads = threads;
+              plan.k_chunks = split == GemmSplit::k_chunks ? 2 : 1;
+              run_gemm(p, plan);
+              return c;
+            };
+            for (GemmSplit split : splits) {
+              const std::vector<float> one = run(split, 1);
+              const bool own_order =
+                  split == GemmSplit::k_chunks ||
+                  (d.M <= gemm_detail::GemmTuning{}.few_rows && split != GemmSplit::shared_b &&
+                   split != GemmSplit::rows_handed_out);
+              const std::string where = std::to_string(d.M) + "x" + std::to_string(d.N) + "x" +
+                                        std::to_string(d.K) + " ta " + std::to_string(ta) + " tb " +
+                                        std::to_string(tb) + " accumulate " +
+                                        std::to_string(accumulate) + " bias " +
+                                        std::to_string(bias) + ", " + to_string(split);
+              if (own_order)
+                EXPECT_TRUE(testing::values_near(std::vector<double>(one.begin(), one.end()),
+                                                 std::vector<double>(step5.begin(), step5.end()),
+                                                 1e-5 * (d.K + 1) * 4, 1e-5))
+                    << where;
+              else
+                EXPECT_EQ(one, step5) << where << " on 1 thread";
+              for (int threads : {2, 3})
+                EXPECT_EQ(run(split, threads), one) << where << " on " << threads;
+            }
+          }
+  set_num_threads(before);
+  // A split of one product cannot run a batch.
+  const float x = 1.0f;
+  float y[2] = {};
+  GemmBatch two{{&x, &x}, {&x, &x}, {y, y + 1}};
+  GemmProblem batch{1, 1, 1, {&x, 1, 1}, {&x, 1, 1}, y, 1, false};
+  batch.batch = &two;
+  GemmPlan plan = plan_gemm(batch, this_cpu());
+  plan.split = GemmSplit::shared_b;
+  EXPECT_TRUE(testing::throws_error([&] { run_gemm(batch, plan); },
+                                    {"run_gemm", "B shared", "a batch of 2"}));
+}
+
+// QKV_GEMM=ladder (set_gemm_path) runs every product on step 5, and the epilogue after it: a
+// product, a batch and one with a bias give step 5's bits.
+TEST(GemmPath, LadderRunsStepFiveForEveryProduct) {
+  const Operand a = make(200, 130, false, 61), b = make(130, 97, true, 62);
+  const Operand bias = make(1, 97, false, 63);
+  std::vector<float> step5(200 * 97), ladder(200 * 97), with_bias(200 * 97);
+  gemm_threaded(200, 97, 130, a.ref, b.ref, step5.data(), 97, false);
+  EXPECT_EQ(gemm_path(), GemmPath::production);
+  set_gemm_path(GemmPath::ladder);
+  gemm(200, 97, 130, a.ref, b.ref, ladder.data(), 97, false);
+  gemm_epilogue(200, 97, 130, a.ref, b.ref, with_bias.data(), 97, false, {bias.data.data()});
+  set_gemm_path(GemmPath::production);
+  EXPECT_EQ(ladder, step5);
+  for (size_t i = 0; i < step5.size(); ++i) step5[i] += bias.data[i % 97];
+  EXPECT_EQ(with_bias, step5);
 }
 
 }  // namespace
