@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "tensor/all.h"
-#include "tensor/gemm_kernel.h"
-#include "tensor/gemm_plan.h"
+#include "tensor/gemm/kernel.h"
+#include "tensor/gemm/plan.h"
 
 #ifdef QKV_BENCH_OPENBLAS
 #include <cblas.h>
@@ -143,7 +143,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_Matmul)->Apply(shapes);
 
 // The production GEMM of p on this CPU with its tuning table changed by `tune`: the plan
-// plan_gemm makes for that CPU, run by run_gemm (tensor/gemm_plan.h).
+// plan_gemm makes for that CPU, run by run_gemm (tensor/gemm/plan.h).
 void tuned_gemm(Problem& p, const std::function<void(gemm_detail::GemmTuning&)>& tune) {
   GemmCpu cpu = this_cpu();
   tune(cpu.tuning);
@@ -292,7 +292,7 @@ BENCHMARK(BM_Ladder<gemm_loop_order>)->Name("BM_Ladder/2_loop_order")->UseRealTi
 BENCHMARK(BM_Ladder<gemm_blocked>)->Name("BM_Ladder/3_blocked")->UseRealTime();
 BENCHMARK(BM_Ladder<gemm_packed>)->Name("BM_Ladder/4_packed")->UseRealTime();
 BENCHMARK(BM_Ladder<gemm_threaded>)->Name("BM_Ladder/5_threads")->UseRealTime();
-// The library's gemm on the same product: step 5 with gemm_fast.cpp's refinements.
+// The library's gemm on the same product: step 5, planned (tensor/gemm/plan.h).
 BENCHMARK(BM_Ladder<gemm>)->Name("BM_Ladder/production")->UseRealTime();
 
 // The machine's FP32 FMA peak (tensor/fma_peak.h): independent chains of fused multiply-adds
@@ -510,7 +510,7 @@ void time_paired(benchmark::State& state, const Problem& p, First first_product,
 }
 
 // BM_RowsOuter/chunk/M/K/N: the production GEMM with its tiles rows outer under chunks of
-// `chunk` columns of B (GemmTuning::rows_outer_chunk, gemm_fast.cpp's block_rows) against the
+// `chunk` columns of B (GemmTuning::rows_outer_chunk, gemm/loops.cpp's block_rows) against the
 // same GEMM in BLIS's order (chunk 0), turn about (time_paired); chunk 0 times BLIS's order
 // against itself, the noise of the pairing on this host. The build's kernel takes chunks of
 // 512 columns where it is AVX-512's or AVX2's on an Intel CPU

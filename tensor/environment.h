@@ -6,7 +6,7 @@
 //   QKV_INTRINSICS        0: plain loops beneath them too; 1 or unset: the hand-written
 //                         intrinsics where the CPU has them (simd/intrinsics.h)
 //   QKV_GEMM              ladder: every product on the ladder's step 5; production or unset:
-//                         each product planned and run (gemm_plan.h)
+//                         each product planned and run (tensor/gemm/plan.h)
 //   QKV_GEMM_VERBOSE      1: each product's plan printed to stderr as it runs; 0 or unset: not
 //   QKV_MAX_TENSOR_BYTES  the most bytes one tensor may take, a positive whole number
 //                         (allocator.h); unset: the machine's memory

@@ -70,13 +70,13 @@ template <typename V, int chains, int lanes>
 #endif
 
 #if QKV_AVX2_AT_RUN_TIME
-// An SSE build on a CPU with AVX2 and FMA runs its GEMM on an AVX2 kernel (gemm_kernel.h,
+// An SSE build on a CPU with AVX2 and FMA runs its GEMM on an AVX2 kernel (tensor/gemm/kernel.h,
 // runnable_kernels), so its peak is measured with those instructions too: 12 chains of 8-float
 // FMAs, compiled for them alone and chosen at run time.
 typedef float vec8 __attribute__((vector_size(32)));
 __attribute__((target("avx2,fma"))) double fma_chains_avx2(int64_t iterations) {
   const double flops = fma_chain_loop<vec8, 12, 8>(iterations);
-  __builtin_ia32_vzeroupper();  // SSE code after this runs at full speed (gemm_kernel.cpp)
+  __builtin_ia32_vzeroupper();  // SSE code after this runs at full speed (gemm/kernel.cpp)
   return flops;
 }
 #endif

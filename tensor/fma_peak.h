@@ -10,7 +10,7 @@ namespace qkv {
 
 // Runs `iterations` rounds of the chains on the calling thread; returns the flops done (one
 // multiply-add is 2 flops). The chains use the instructions the GEMM's kernel uses: the build's
-// vector registers, or, in an SSE build on a CPU with AVX2 and FMA, those (gemm_kernel.h).
+// vector registers, or, in an SSE build on a CPU with AVX2 and FMA, those (tensor/gemm/kernel.h).
 double fma_chains(int64_t iterations);
 
 // GFLOP/s of `threads` threads running fma_chains at the same time: the best of `repeats`

@@ -1,10 +1,10 @@
 // gemm.h: C = A @ B (or C += A @ B) for float32 matrices read through strides.
 //
-// GEMM is nearly all of the arithmetic in training and in attention. gemm.cpp builds it as a
+// GEMM is nearly all of the arithmetic in training and in attention. tensor/gemm/ladder.cpp builds it as a
 // ladder of five complete functions, each one idea beyond the last (how-to-optimize-gemm,
 // BLISlab): naive -> loop order -> cache blocks -> packed panels with a register micro-kernel
 // -> SIMD kernel and threads. `gemm`, what the library calls, plans each product and runs step
-// 5's loop nest with the plan's packing and split (gemm_plan.h, gemm_fast.cpp), or step 5
+// 5's loop nest with the plan's packing and split (tensor/gemm/plan.h), or step 5
 // itself with QKV_GEMM=ladder; `gemm_naive` is the oracle the tests hold every step to.
 //
 // A matrix is a pointer and two strides: element (i, j) is at p[i * row_stride + j * col_stride].
@@ -62,7 +62,7 @@ struct GemmBand {
   GemmBand at(int64_t i0) const { return {side, row0 + i0}; }
 };
 
-// The production GEMM (gemm_plan.h): plan_gemm, then run_gemm; step 5 with QKV_GEMM=ladder.
+// The production GEMM (tensor/gemm/plan.h): plan_gemm, then run_gemm; step 5 with QKV_GEMM=ladder.
 void gemm(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
           bool accumulate);
 // The production GEMM with an epilogue.
@@ -84,14 +84,14 @@ void gemm_batched(int64_t M, int64_t N, int64_t K, int64_t a_rs, int64_t a_cs, i
                   int64_t b_cs, const GemmBatch& batch, int64_t ldc, bool accumulate,
                   const GemmEpilogue& epilogue = {});
 
-// The blocking of steps 3-5 (gemm_kernel.h), exposed for the benchmark and the tutorial.
+// The blocking of steps 3-5 (tensor/gemm/kernel.h), exposed for the benchmark and the tutorial.
 struct GemmBlocking {
   int64_t MR, NR, MC, KC, NC;
 };
 GemmBlocking gemm_blocking();
 // The micro-kernel the production path uses and its register tile: "AVX-512 6x32",
 // "AVX2 6x16", "NEON 6x16", "SSE 6x8", "AVX2 6x8" (an SSE build on a CPU with AVX2, chosen at
-// run time) or "portable 6x8" (gemm_kernel.cpp).
+// run time) or "portable 6x8" (gemm/kernel.cpp).
 const char* gemm_kernel_name();
 
 }  // namespace qkv

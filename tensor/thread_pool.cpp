@@ -306,7 +306,7 @@ void parallel_for(int64_t parts, const std::function<void(int64_t)>& fn) {
   pool().run(parts, fn);
 }
 
-// ---- hand_out_ranges (thread_pool.h): parallel_ranges' pieces, and the GEMM's (gemm_fast.cpp).
+// ---- hand_out_ranges (thread_pool.h): parallel_ranges' pieces, and the GEMM's (tensor/gemm/execute.cpp).
 //
 // Why not one range per thread: the two halves of a region do not end together on a shared
 // host, where one core often runs slower than the other, and a region ends when its slower

@@ -3,7 +3,7 @@
 // parallel_for runs a fixed number of parts, part t on thread t (a static split); the calling
 // thread runs part 0 itself, so a pool of N threads starts N - 1 workers. parallel_ranges, on
 // top of it, gives each thread a range of its own and hands the pieces left to whichever
-// thread is free, and so do the GEMM's threaded loops for some products (tensor/gemm_fast.cpp,
+// thread is free, and so do the GEMM's threaded loops for some products (tensor/gemm/execute.cpp,
 // hand_out_rows and shared_b_loops). Results never
 // depend on timing: an output's arithmetic is the same whichever thread computes it, so
 // handing work out changes who computes an output, never how.
@@ -69,7 +69,7 @@ void hand_out_ranges(int64_t units, int64_t parts, int64_t min_piece,
                      const std::function<void(int64_t, int64_t)>& body);
 // The same with body(part, begin, end): `part` is the part whose thread runs the piece (its own
 // part, whichever range the piece came from), for a caller that keeps something per thread:
-// the GEMM packs B once per thread that gets rows (tensor/gemm_fast.cpp, hand_out_rows).
+// the GEMM packs B once per thread that gets rows (tensor/gemm/execute.cpp, hand_out_rows).
 void hand_out_ranges_per_part(int64_t units, int64_t parts, int64_t min_piece,
                               const std::function<void(int64_t, int64_t, int64_t)>& body);
 

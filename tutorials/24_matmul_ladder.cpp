@@ -1,7 +1,7 @@
 // Lesson 24: the fast matmul ladder: from three loops to most of the machine's peak.
 //
 // What you will learn: nearly all the arithmetic of a transformer is C = A B, and how fast a
-// framework is comes down to how fast it does that. tensor/gemm.cpp builds it in five steps,
+// framework is comes down to how fast it does that. tensor/gemm/ladder.cpp builds it in five steps,
 // each one idea beyond the last; here each runs on the same 512 x 512 x 512 product, with its
 // GFLOP/s and its share of what the threads it uses can do at most (independent chains of
 // fused multiply-adds, probed between the steps, the highest reading kept: tensor/fma_peak.h):
@@ -18,7 +18,7 @@
 //      AVX2, NEON or SSE: the line for step 5 names the one this build uses), and the rows of C
 //      shared out over the thread pool (gemm_threaded).
 // The library's own `gemm` plans each product and runs step 5's loop nest with the plan's
-// packing and split over the threads (tensor/gemm_plan.h: panels read in place, few-row
+// packing and split over the threads (tensor/gemm/plan.h: panels read in place, few-row
 // products, weight gradients cut along K, ...); the last line of the ladder times it on the
 // same product, and part 3 prints the plans it makes for the tiny GPT's products
 // (QKV_GEMM_VERBOSE=1 prints every product's plan from any program; QKV_GEMM=ladder runs every
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "tensor/all.h"
-#include "tensor/gemm_plan.h"
+#include "tensor/gemm/plan.h"
 #include "tutorials/common/lesson.h"
 
 using namespace qkv;
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
         if (s.fn)
           s.fn(n, n, n, A, B, c.data(), n, /*accumulate=*/false);
         else
-          gemm(n, n, n, A, B, c.data(), n, /*accumulate=*/false);  // planned: tensor/gemm_plan.h
+          gemm(n, n, n, A, B, c.data(), n, /*accumulate=*/false);  // planned: tensor/gemm/plan.h
         best = std::min(best, seconds_since(t0));
         set_num_threads(saved);
       }

@@ -1,5 +1,5 @@
 # QKV_GEMM=ladder end to end (run by ctest): lesson 15 trains with every product on the ladder's
-# step 5 (tensor/gemm_plan.h) and must print exactly what it prints with the production GEMM,
+# step 5 (tensor/gemm/plan.h) and must print exactly what it prints with the production GEMM,
 # losses and all.
 #   cmake -DEXE=<15_transformer_block> "-DARGS=<its flags>" -P gemm_path.cmake
 # In a cross build, -DEMULATOR="<emulator and its flags>" runs the program through it.

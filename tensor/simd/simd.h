@@ -1,6 +1,6 @@
 // simd.h: which vector registers this build targets, decided once from the compiler's own
 // target macros, and one type for a register of them (simd::Vec), as ggml maps its F32 vectors
-// onto each target's. The GEMM micro-kernels (tensor/gemm_kernel.cpp), the FMA-peak probe
+// onto each target's. The GEMM micro-kernels (tensor/gemm/kernel.cpp), the FMA-peak probe
 // (fma_peak.cpp), the lane sums (lanes.h) and the intrinsic forms of e^x (exp.h) are written
 // for them; everything else lets the compiler vectorise plain loops.
 //
@@ -14,7 +14,7 @@
 //   QKV_SIMD_NAME   the same in words, for what configure, lesson 24 and the benchmarks print.
 //   QKV_AVX2_AT_RUN_TIME  1 in an SSE build of x86-64, which may assume SSE2 only but asks the
 //                   CPU for AVX2 and FMA when it runs (cpu_has_avx2_fma): where they are there,
-//                   its GEMM runs an AVX2 kernel (gemm_kernel.cpp) and the FMA-peak probe
+//                   its GEMM runs an AVX2 kernel (gemm/kernel.cpp) and the FMA-peak probe
 //                   (fma_peak.cpp) measures with the same instructions. 0 elsewhere.
 //
 // The vectors are GCC/Clang vector extensions (`float __attribute__((vector_size(16)))` is 4

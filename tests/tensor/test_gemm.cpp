@@ -9,8 +9,8 @@
 #include <string>
 #include <thread>
 
-#include "tensor/gemm_kernel.h"
-#include "tensor/gemm_plan.h"
+#include "tensor/gemm/kernel.h"
+#include "tensor/gemm/plan.h"
 #include "tests/testing.h"
 
 namespace qkv {
@@ -118,7 +118,7 @@ void planned_gemm(const GemmProblem& p, const std::function<void(GemmCpu&)>& cha
   run_gemm(p, plan_gemm(p, cpu));
 }
 
-// Every micro-kernel this build has for its tile and this CPU can run (gemm_kernel.h: in an SSE
+// Every micro-kernel this build has for its tile and this CPU can run (tensor/gemm/kernel.h: in an SSE
 // build on a CPU with AVX2 and FMA, the SSE kernel and the AVX2 one chosen at run time), put in
 // turn under the production GEMM, and step 5 with the fastest, against the naive oracle.
 TEST(GemmKernels, EveryKernelThisCpuRunsMatchesTheOracle) {
@@ -196,7 +196,7 @@ TEST(GemmThreads, BitIdenticalOnOneTwoAndThreeThreads) {
   EXPECT_TRUE(testing::tensor_equal(outs[0], outs[1]));
   EXPECT_TRUE(testing::tensor_equal(outs[0], outs[2]));
   // Decoding's attention products, one query per head against 50 cached keys: few-row
-  // products, which are split over the heads from this size (gemm_fast.cpp, gemm_work), as dot
+  // products, which are split over the heads from this size (gemm/plan.cpp, gemm_work), as dot
   // products with the keys (q k^T) and as rows of the values (p v).
   Tensor q1 = randn({12, 1, 64}, &g), k1 = randn({12, 50, 64}, &g), p1 = randn({12, 1, 50}, &g);
   std::vector<Tensor> scores, mixed;
@@ -340,7 +340,7 @@ void expect_same_bits_with_a_bias(int64_t M, int64_t N, int64_t K, uint64_t seed
 
 // A product cut by rows whose packed B fits 4 MiB per thread gives each thread a range of rows
 // and hands the pieces left to whichever thread is free (hand_out_rows in
-// tensor/gemm_fast.cpp), each thread having packed every KC block of B once. Which thread takes
+// tensor/gemm/execute.cpp), each thread having packed every KC block of B once. Which thread takes
 // which piece changes from run to run; the bits must not. On 1, 2 and 3 threads, and against step
 // 5: several KC blocks (K = 900 is 384 + 384 + 132; K = 385 ends in a block of 1), a short last
 // tile and a short micro-panel, A row-major (read in place) and transposed 1001 floats apart
@@ -355,7 +355,7 @@ TEST(GemmThreads, RowsHandedOutGiveStepFivesBits) {
 
 // A product cut by columns (fewer than twice as many rows as columns with A read in place, fewer
 // rows than columns with A packed) gives each thread a range of micro-panels and hands the pieces
-// left to whichever thread is free (hand_out_columns in tensor/gemm_fast.cpp), each piece a
+// left to whichever thread is free (hand_out_columns in tensor/gemm/execute.cpp), each piece a
 // product of its own over all of A. On 1, 2 and 3 threads, and against step 5: a panel wider
 // than two chunks of rows outer on 1 thread (N = 1500) whose pieces are not; a short last
 // micro-panel (N = 333) and a KC block of 1 (K = 385); A transposed 600 floats apart (packed with
@@ -482,7 +482,7 @@ struct ThreeProducts {
   }
 };
 
-// A wide tile (R x 2 NR, gemm_kernel.h: AVX-512's 6 x 64, or 4 x 64 where A is read in place
+// A wide tile (R x 2 NR, tensor/gemm/kernel.h: AVX-512's 6 x 64, or 4 x 64 where A is read in place
 // on a Zen 4, and the SSE build's AVX2 kernel's 6 x 16) gives each element of C the
 // multiply-adds of the ordinary MR x NR tile, in the same order, so the production GEMM must
 // give the same bits with it and without it (planned with a copy of the kernel with no wide
@@ -536,7 +536,7 @@ TEST(GemmKernels, WideTileGivesTheNarrowTilesBits) {
 }
 
 // Where all of A is read in place and the panel of B is more than two chunks wide, the tiles may go
-// rows outer (GemmTuning::rows_outer_chunk, gemm_fast.cpp's block_rows: AVX-512's and AVX2's on an
+// rows outer (GemmTuning::rows_outer_chunk, gemm/loops.cpp's block_rows: AVX-512's and AVX2's on an
 // Intel CPU) instead of in BLIS's order: each tile still gets the same terms through the same
 // kernel, so the bits must be those of BLIS's order. Copies of the build's kernel (and of its
 // narrow twin) with rows_outer_chunk 0 and 2 NR, small enough that these products cross several

@@ -25,7 +25,7 @@ void gemm_packed_kernel(int64_t M, int64_t N, int64_t K, const float* A, const f
       // The micro-kernel: an MR x NR tile of C in a local array over all K. Fixed loop
       // bounds let the compiler keep it in vector registers, one row of NR per register.
       // (GCC, left alone, unrolls the j loop and vectorises across rows instead, with
-      // shuffles, several times slower: the pragma keeps j a loop, as gemm_kernel.cpp does.)
+      // shuffles, several times slower: the pragma keeps j a loop, as gemm/kernel.cpp does.)
       float acc[MR][NR] = {};
       const float* a = a_packed.data() + p * K * MR;
       const float* b = b_panel.data();

@@ -1,4 +1,4 @@
-// gemm_dot.cpp: the dot products of a few-row x W^T (decoding one token, gemm_fast.cpp's
+// dot.cpp: the dot products of a few-row x W^T (decoding one token, few_rows.cpp's
 // few_rows): one column of B at a time, or four at once. Each column's sum is the same in both:
 // 16 independent sums (lanes), term k going into lane k % 16, then the 16 added up in order.
 //
@@ -10,7 +10,7 @@
 // not the same ones in both loops, and a column got different bits in a group of four and alone
 // (GemmFewRows.AColumnGetsTheSameBitsInAGroupOfFourAsAlone failed under qemu). These loops wait
 // on memory, not on arithmetic, so the separate multiply and add cost nothing measurable.
-#include "tensor/gemm_kernel.h"
+#include "tensor/gemm/kernel.h"
 
 namespace qkv::gemm_detail {
 

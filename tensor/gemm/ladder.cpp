@@ -1,20 +1,20 @@
-// gemm.cpp: the GEMM ladder. Read it top to bottom: each step is a complete, tested function
+// ladder.cpp: the GEMM ladder. Read it top to bottom: each step is a complete, tested function
 // that adds one idea to the step above it (how-to-optimize-gemm, BLISlab), and each is held to
 // step 1 by tests/tensor/test_gemm.cpp. What the production `gemm` adds beneath step 5 (for
-// small, skinny, transposed and causal products) is in gemm_fast.cpp, each refinement with
-// what it removes.
+// small, skinny, transposed and causal products) is planned in plan.cpp and run in
+// execute.cpp, each refinement with what it removes.
 //
 // Legend: C (M, N) = A (M, K) @ B (K, N). BLIS's names for the blocking (BLISlab):
 //   MR x NR  the register tile: MR rows by NR columns of C live in SIMD registers
 //   MC x KC  a block of A that stays in the L2 cache while it is used
 //   KC x NC  a panel of B that stays in the L3 cache while it is used
 //   loops    jc (NC columns) > pc (KC depth) > ic (MC rows) > jr (NR cols) > ir (MR rows)
-// The tile, the blocks, the packing and the micro-kernels are in gemm_kernel.h.
+// The tile, the blocks, the packing and the micro-kernels are in tensor/gemm/kernel.h.
 #include "tensor/gemm.h"
 
 #include <algorithm>
 
-#include "tensor/gemm_kernel.h"
+#include "tensor/gemm/kernel.h"
 #include "tensor/thread_pool.h"
 
 namespace qkv {
@@ -77,7 +77,7 @@ void gemm_blocked(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, flo
 namespace {
 
 // Steps 4 and 5 share this loop nest, rows [m0, m1) of C, with the kernel each step brings.
-// Every block of A and panel of B is packed (gemm_kernel.h) into a buffer of this thread's:
+// Every block of A and panel of B is packed (tensor/gemm/kernel.h) into a buffer of this thread's:
 // two threads packing different blocks must never share one. They come from the thread pool's
 // per-thread scratch (thread_pool.h), which keeps them across calls, so a training loop does
 // not allocate them for every matmul, and aligns them to 64 bytes.

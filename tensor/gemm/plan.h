@@ -1,19 +1,20 @@
-// gemm_plan.h: the production GEMM as a plan and an executor. gemm() (gemm.h) describes a
+// plan.h: the production GEMM as a plan and an executor. gemm() (gemm.h) describes a
 // product as a GemmProblem, asks plan_gemm() how to run it on this CPU, and run_gemm() runs
-// that plan: step 5 of the ladder (gemm.cpp), with the packing, the reading in place and the
-// split over threads that the plan names (gemm_fast.cpp). Every choice reads its threshold from
-// one table, GemmTuning (gemm_kernel.h); the tests pass plans in directly
+// that plan: step 5 of the ladder (ladder.cpp), with the packing, the reading in place and the
+// split over threads that the plan names (execute.cpp, loops.cpp, few_rows.cpp). Every choice reads
+// its threshold from one table, GemmTuning (tuning.h); the tests pass plans in directly
 // (tests/tensor/test_gemm.cpp), and QKV_GEMM_VERBOSE=1 prints each product's plan as it runs.
 //
 // Legend: C (M, N) = A (M, K) @ B (K, N); MR x NR the register tile, MC x KC a block of A,
-// KC x NC a panel of B (BLIS's names, gemm.cpp).
+// KC x NC a panel of B (BLIS's names, ladder.cpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "tensor/gemm.h"
-#include "tensor/gemm_kernel.h"
+#include "tensor/gemm/kernel.h"
+#include "tensor/gemm/tuning.h"
 
 namespace qkv {
 
@@ -33,7 +34,7 @@ struct GemmProblem {
   int64_t multiply_adds() const { return batches() * M * N * K; }
 };
 
-// How a plan spreads a product over the threads (gemm_fast.cpp has each one's loops):
+// How a plan spreads a product over the threads (execute.cpp has each one's loops):
 enum class GemmSplit {
   one_thread,          // the calling thread runs step 5's loop nest, product after product
   k_chunks,            // a weight gradient's long K in chunks, one a thread, then added in order
