@@ -60,6 +60,18 @@ std::vector<Tile> split(int64_t batches, int64_t M, int64_t N, int threads, bool
   return tiles;
 }
 
+// One product cut by rows: each thread owns a range of them, and the pieces left are handed out
+// to whichever thread is free. In the static split every thread gets half the rows (of two),
+// and a parallel region ends when the slower half does, now the caller's, now the worker's.
+// Rows handed out from one shared counter would be dealt in turn, so each thread would read
+// half of its rows of A from the other core's cache: A is what the pass before wrote (a
+// LayerNorm, GELU, the attention), and each of those, split by hand_out_ranges, wrote the
+// first rows on the caller's core and the last on the worker's. So each thread now takes its
+// own range first, in shrinking pieces, then the pieces left in the others' (hand_out_ranges;
+// bench/notes/2026-12-06-gemm.md). Before its first piece a
+// thread packs all of B (every KC block of it: B is at most tuning.hand_out_max_b floats); a
+// piece's rows go through every KC block in turn, in the same MR-row tiles and the same kernel as
+// on one thread, so the bits are those of the static split and of the serial loops.
 void hand_out_rows(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, const GemmPlan& plan, const GemmEpilogue& epilogue,
                    GemmBand band) {
@@ -161,6 +173,19 @@ void shared_b_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, f
   }
 }
 
+// A weight gradient, dW = dY^T X, is a small C (out x in) over a long K (every token of the
+// batch: 2048 for the tiny GPT's larger config). Cut into rows or columns, as above, each of
+// the threads packs all of X's rows (or of dY's) for its part: the same megabytes read and
+// packed twice, and a split of 128 rows into 6-row tiles is never even. Such a product is
+// instead cut along K: chunk c sums k in [K c / n, K (c + 1) / n), into C for the first chunk
+// and into a scratch copy for the others, and the chunks are then added to C in chunk order.
+// Each thread packs (or reads in place) only its own chunk's rows of both operands. n depends on K
+// alone (one chunk per tuning.k_chunk of depth, at most max_k_chunks), never on the thread count; a
+// thread count that exceeds the chunks cuts each chunk into row ranges, which changes no
+// arithmetic; and one thread runs the same chunks in turn. So the bits are the same on 1, 2 or N
+// threads, though not those of one unbroken sum (it is a different, equally valid order of the
+// additions). A chunk's rows are not handed out to a thread done with its own: a piece of rows
+// would then sweep all of its chunk's packed B again (bench/notes/2026-12-06-gemm.md).
 void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, float* C, int64_t ldc,
                    bool accumulate, const GemmPlan& plan, const GemmEpilogue& epilogue) {
   const int64_t chunks = plan.k_chunks;
@@ -205,7 +230,8 @@ void k_split_loops(int64_t M, int64_t N, int64_t K, MatrixRef A, MatrixRef B, fl
 // for large products, sum every term.
 void run_gemm(const GemmProblem& p, const GemmPlan& plan) {
   const int64_t batches = p.batches();
-  check(!p.epilogue.any() || batches == 1, "gemm", "an epilogue for one product, got ", batches);
+  check(!p.epilogue.any() || batches == 1, "gemm_batched", "an epilogue for one product, got ",
+        batches);
   check(batches == 1 || plan.split == GemmSplit::one_thread || plan.split == GemmSplit::batch_split,
         "run_gemm", "a split of one product (", to_string(plan.split), ") for a batch of ",
         batches);

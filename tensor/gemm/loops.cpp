@@ -62,8 +62,7 @@ void block_rows(const GemmPlan& plan, int64_t M, int64_t nc, int64_t kc, int64_t
                 rows, std::min(kNR, nc - jr), tile_ep_or_null);
   };
   const bool in_place = a_in_place(kernel, plan.tuning, A);
-  if (b_chunk > 0 && nc > 2 * b_chunk && in_place &&
-      (kernel.reads_short_a_in_place || M % kMR == 0)) {
+  if (goes_rows_outer(kernel, plan.tuning, M, nc, in_place)) {
     for (int64_t j0 = 0; j0 < nc; j0 += b_chunk) {
       const int64_t j1 = std::min(nc, j0 + b_chunk);
       for (int64_t row = 0; row < M; row += kMR)
@@ -109,9 +108,8 @@ void block_rows(const GemmPlan& plan, int64_t M, int64_t nc, int64_t kc, int64_t
 //  - exactly one micro-panel (NR columns) wide, with few row tiles to read it (M <= 2 MC):
 //    attention's per-head products with a head size of 32 (P v, dS k, dS^T q, P^T dout), where
 //    copying B cost as much as a fifth of the work; or
-//  - the product is small (under tuning.parallel_min_work, one thread's), where packing B is a
-//  large
-//    part of the work.
+//  - the product is small (under tuning.parallel_min_work, one thread's), where packing B is
+//    a large part of the work.
 // Each in-place micro-panel is B's own rows, ldb apart; a short last panel is packed. Large
 // products keep packing B: many tiles reading its rows ldb apart crowd each other out of L1.
 // Whether packed_loops reads B's micro-panels in place for this product (above).

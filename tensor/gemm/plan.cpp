@@ -33,43 +33,19 @@ int64_t gemm_work(const GemmTuning& t, int64_t batches, int64_t M, int64_t N, in
   return batches * (M <= t.few_rows ? std::max(M, t.few_rows_as_rows) : M) * N * K;
 }
 
-// One product cut by rows: each thread owns a range of them, and the pieces left are handed out
-// to whichever thread is free. In the static split every thread gets half the rows (of two),
-// and a parallel region ends when the slower half does, now the caller's, now the worker's.
-// Rows handed out from one shared counter would be dealt in turn, so each thread would read
-// half of its rows of A from the other core's cache: A is what the pass before wrote (a
-// LayerNorm, GELU, the attention), and each of those, split by hand_out_ranges, wrote the
-// first rows on the caller's core and the last on the worker's. So each thread now takes its
-// own range first, in shrinking pieces, then the pieces left in the others' (hand_out_ranges;
-// bench/notes/2026-12-06-gemm.md). Before its first piece a
-// thread packs all of B (every KC block of it: B is at most tuning.hand_out_max_b floats); a
-// piece's rows go through every KC block in turn, in the same MR-row tiles and the same kernel as
-// on one thread, so the bits are those of the static split and of the serial loops. Whether
-// hand_out_rows takes a product: one product of more than a few rows, which split would cut by
-// rows, with all of B packed (every KC block of it) within tuning.hand_out_max_b.
+// Whether hand_out_rows (execute.cpp) takes a product: one product of more than a few rows,
+// which split would cut by rows, with all of B packed (every KC block of it) within
+// tuning.hand_out_max_b.
 bool hands_out_rows(const GemmTuning& t, int64_t batches, int64_t M, int64_t N, int64_t K,
                     bool a_packed) {
   return batches == 1 && M > t.few_rows && cut_rows(M, N, a_packed) && N <= kNC &&
          K * packed_width(N) <= t.hand_out_max_b;
 }
 
-// A weight gradient, dW = dY^T X, is a small C (out x in) over a long K (every token of the
-// batch: 2048 for the tiny GPT's larger config). Cut into rows or columns, as above, each of
-// the threads packs all of X's rows (or of dY's) for its part: the same megabytes read and
-// packed twice, and a split of 128 rows into 6-row tiles is never even. Such a product is
-// instead cut along K: chunk c sums k in [K c / n, K (c + 1) / n), into C for the first chunk
-// and into a scratch copy for the others, and the chunks are then added to C in chunk order.
-// Each thread packs (or reads in place) only its own chunk's rows of both operands. n depends on K
-// alone (one chunk per tuning.k_chunk of depth, at most max_k_chunks), never on the thread count; a
-// thread count that exceeds the chunks cuts each chunk into row ranges, which changes no
-// arithmetic; and one thread runs the same chunks in turn. So the bits are the same on 1, 2 or N
-// threads, though not those of one unbroken sum (it is a different, equally valid order of the
-// additions). A chunk's rows are not handed out to a thread done with its own: a piece of rows
-// would then sweep all of its chunk's packed B again (bench/notes/2026-12-06-gemm.md). How many K
-// chunks a product is summed in: 1 (no cut) unless it looks like a weight gradient: one product, A
-// transposed (dY^T), at least two chunks of depth, more than a few rows (those read B in place) and
-// below the shared-B size. An epilogue is applied after the chunks are added, to the finished sums,
-// as the micro-kernel applies it.
+// How many K chunks a product is summed in (k_split_loops, execute.cpp): 1 (no cut) unless it
+// looks like a weight gradient: one product, A transposed (dY^T), at least two chunks of depth,
+// more than a few rows (those read B in place) and below the shared-B size. n depends on K
+// alone, never on the thread count.
 int64_t k_chunks(const GemmTuning& t, int64_t batches, int64_t M, int64_t N, int64_t K,
                  int64_t a_cs) {
   if (batches != 1 || a_cs == 1 || M <= t.few_rows || M * N * K < t.parallel_min_work ||
@@ -94,12 +70,13 @@ GemmPlan plan_gemm(const GemmProblem& p, const GemmCpu& cpu) {
   const int64_t batches = p.batches();
   plan.a_in_place = a_in_place(cpu.kernel, t, p.A);
   plan.few_rows = p.M <= t.few_rows;
-  plan.rows_outer = t.rows_outer_chunk > 0 && std::min(p.N, kNC) > 2 * t.rows_outer_chunk &&
-                    plan.a_in_place && (cpu.kernel.reads_short_a_in_place || p.M % kMR == 0);
+  plan.rows_outer = goes_rows_outer(cpu.kernel, t, p.M, std::min(p.N, kNC), plan.a_in_place);
   const auto split = [&](GemmSplit s) {
     plan.split = s;
-    if (s == GemmSplit::one_thread) plan.threads = 1;
-    if (s == GemmSplit::one_thread) plan.b_in_place = b_in_place(t, p.M, p.N, p.K, p.B);
+    if (s == GemmSplit::one_thread) {
+      plan.threads = 1;
+      plan.b_in_place = b_in_place(t, p.M, p.N, p.K, p.B);
+    }
     return plan;
   };
   // A weight gradient's K is cut whatever the threads (its bits depend on the chunks alone).
