@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
@@ -237,12 +238,21 @@ size_t cached_bytes() {
 // ---- the size limit --------------------------------------------------------------------------
 
 namespace {
+// A count of bytes as a size_t, at most SIZE_MAX: a 32-bit target (WebAssembly, 32-bit ARM)
+// cannot hold more in one block, whatever the machine or the environment says.
+size_t addressable(unsigned long long bytes) {
+  return bytes > std::numeric_limits<size_t>::max() ? std::numeric_limits<size_t>::max()
+                                                     : static_cast<size_t>(bytes);
+}
+
 size_t physical_memory() {
 #if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) return static_cast<size_t>(pages) * static_cast<size_t>(page);
+  if (pages > 0 && page > 0)
+    return addressable(static_cast<unsigned long long>(pages) *
+                       static_cast<unsigned long long>(page));
 #endif
-  return size_t{1} << 40;
+  return addressable(1ull << 40);
 }
 
 std::atomic<size_t>& limit() {
@@ -256,7 +266,7 @@ std::atomic<size_t>& limit() {
                 text.find_first_not_of("0123456789") == std::string::npos && errno != ERANGE &&
                 n > 0,
             "QKV_MAX_TENSOR_BYTES", "a positive whole number of bytes, got \"", env, "\"");
-      return static_cast<size_t>(n);
+      return addressable(n);
     }
     return physical_memory();
   }()};

@@ -14,6 +14,7 @@
 
 #include "tensor/error.h"
 #include "tensor/simd/simd.h"
+#include "tensor/thread_pool.h"
 
 namespace qkv {
 namespace {
@@ -30,13 +31,16 @@ constexpr int kChains = 12;
 #endif
 
 // Hides v's value from the optimiser: an empty instruction that "may change" the register, so
-// the loop cannot be folded into fewer operations. "x" names an SSE/AVX register, "w" a NEON one.
+// the loop cannot be folded into fewer operations. "x" names an SSE/AVX register, "w" a NEON one;
+// WebAssembly has no registers to name, so there v goes through memory.
 template <typename V>
 [[gnu::always_inline]] inline void opaque(V& v) {
 #if defined(__aarch64__)
   asm volatile("" : "+w"(v));
-#else
+#elif defined(__x86_64__) || defined(__i386__)
   asm volatile("" : "+x"(v));
+#else
+  asm volatile("" : : "r"(&v) : "memory");
 #endif
 }
 #else
@@ -110,6 +114,8 @@ double fma_peak_gflops(int threads, int64_t iterations, int repeats) {
   check(threads >= 1 && iterations >= 1 && repeats >= 1, "fma_peak_gflops",
         "threads, iterations and repeats of at least 1, got ", threads, ", ", iterations, " and ",
         repeats);
+  check(threads == 1 || kCanStartThreads, "fma_peak_gflops",
+        "1 thread in a build that cannot start threads (thread_pool.h), got ", threads);
   double best = 0;
   for (int rep = 0; rep < repeats; ++rep) {
     // Every thread is started, and seen running at the same time as the caller, before the

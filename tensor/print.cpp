@@ -135,9 +135,11 @@ std::string vector_str(const Tensor& t, int64_t indent, bool summarize, const Fo
     data.push_back(f.format(load_as_double(t, t.storage_offset() + i * t.stride(0))));
   }
   std::vector<std::string> lines;
-  for (size_t i = 0; i < data.size(); i += static_cast<size_t>(per_line)) {
-    std::vector<std::string> line(data.begin() + static_cast<int64_t>(i),
-                                  data.begin() + std::min(data.size(), i + per_line));
+  const size_t step = static_cast<size_t>(per_line);  // size_t: 32 bits on a 32-bit target
+  for (size_t i = 0; i < data.size(); i += step) {
+    std::vector<std::string> line(
+        data.begin() + static_cast<std::ptrdiff_t>(i),
+        data.begin() + static_cast<std::ptrdiff_t>(std::min(data.size(), i + step)));
     lines.push_back(join(line, ", "));
   }
   return bracket(join(lines, std::string(",\n").append(indent + 1, ' ')));

@@ -2,7 +2,6 @@
 #include "tensor/random.h"
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/bit_cast.h"
 #include "tensor/iterate.h"
 #include "tensor/view.h"
 
@@ -162,10 +162,10 @@ float fused(float a, float b, float c) {
 
 // Reinterpreting bits, as the _mm256_cast* intrinsics do.
 uint32_t float_bits(float x) {
-  return std::bit_cast<uint32_t>(x);
+  return qkv::bit_cast<uint32_t>(x);
 }
 float bits_float(uint32_t b) {
-  return std::bit_cast<float>(b);
+  return qkv::bit_cast<float>(b);
 }
 
 // log256_ps: ln(x) = e * ln 2 + ln(m), with x = m * 2^e, m in [sqrt(1/2), sqrt(2)), and ln(m)
@@ -276,9 +276,9 @@ float fma_from_doubles(float a, float b, float c) {
   const double s = p + static_cast<double>(c);
   const double c_part = s - p;
   const double err = (p - (s - c_part)) + (static_cast<double>(c) - c_part);
-  uint64_t bits = std::bit_cast<uint64_t>(s);
+  uint64_t bits = qkv::bit_cast<uint64_t>(s);
   if (err != 0.0 && (bits & 1) == 0) bits = (err > 0) == (s > 0) ? bits + 1 : bits - 1;
-  return static_cast<float>(std::bit_cast<double>(bits));
+  return static_cast<float>(qkv::bit_cast<double>(bits));
 }
 }  // namespace detail
 

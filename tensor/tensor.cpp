@@ -76,14 +76,15 @@ int64_t wrap_dim(int64_t dim, int64_t rank, std::string_view op) {
 
 Tensor Tensor::empty(const Shape& shape, Dtype dtype) {
   const int64_t n = shape_numel(shape, "empty");
-  const size_t bytes = static_cast<size_t>(n) * element_size(dtype);  // n <= 2^40: no overflow
+  // n <= 2^40: no overflow in 64 bits (a size_t of 32 bits, WebAssembly's, would overflow).
+  const uint64_t bytes = static_cast<uint64_t>(n) * element_size(dtype);
   check(bytes <= max_tensor_bytes(), "empty", "a tensor within max_tensor_bytes() = ",
         max_tensor_bytes(), " (set_max_tensor_bytes or QKV_MAX_TENSOR_BYTES raise it), got shape ",
         shape, " of ", dtype_name(dtype), ", ", bytes, " bytes");
   Tensor t;
   t.impl_ = std::make_shared<TensorImpl>();
   try {
-    t.impl_->storage = std::make_shared<Storage>(bytes);
+    t.impl_->storage = std::make_shared<Storage>(static_cast<size_t>(bytes));  // a size_t: <= max
   } catch (const std::bad_alloc&) {
     throw Error("empty: memory for a tensor of shape " + shape_str(shape) + " of " +
                 dtype_name(dtype) + ", " + std::to_string(bytes) +

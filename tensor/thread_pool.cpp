@@ -49,7 +49,8 @@ int default_threads() {
     check(n >= 1 && n <= 1024, "QKV_NUM_THREADS", "an integer in [1, 1024], got \"", env, "\"");
     return static_cast<int>(n);
   }
-  return std::max(1u, std::thread::hardware_concurrency());
+  if (!kCanStartThreads) return 1;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 thread_local bool inside_parallel_region = false;
@@ -112,6 +113,7 @@ class Pool {
     check(n >= 1, "set_num_threads", "at least 1 thread, got ", n);
     stop_workers();
     size_ = n;
+    if (!kCanStartThreads) return;  // the parts run on the calling thread (thread_pool.h)
     stopping_.store(false);
     // New workers start from the current job count, so they wait for the next job instead of
     // mistaking the last finished one for new work.
@@ -126,7 +128,7 @@ class Pool {
 
   void run(int64_t parts, const std::function<void(int64_t)>& fn) {
     const int used = static_cast<int>(std::min<int64_t>(parts, size_));
-    if (used <= 1 || inside_parallel_region) {
+    if (used <= 1 || inside_parallel_region || !kCanStartThreads) {
       for (int64_t p = 0; p < parts; ++p) fn(p);
       return;
     }

@@ -10,6 +10,11 @@
 //
 // The size comes from the environment variable QKV_NUM_THREADS, else the number of hardware
 // threads; set_num_threads changes it (between parallel regions, from the main thread).
+//
+// A build that cannot start threads (WebAssembly without Emscripten's pthreads: the browser
+// explorer's) has a pool with no workers. It keeps its size all the same, so the work is cut
+// into the same parts as on that many threads, and runs the parts on the calling thread, one
+// after another: the results are those of that many threads.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +22,12 @@
 #include <functional>
 
 namespace qkv {
+
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+inline constexpr bool kCanStartThreads = false;
+#else
+inline constexpr bool kCanStartThreads = true;
+#endif
 
 int num_threads();
 void set_num_threads(int n);

@@ -9,10 +9,11 @@
 // tensor/simd/lanes.h.
 #pragma once
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+
+#include "tensor/bit_cast.h"
 
 // For lambdas handed to an elementwise loop: without it, a lambda this long may be compiled as
 // a call per element, and a loop with a call in it is never vectorised.
@@ -43,8 +44,8 @@ QKV_ALWAYS_INLINE inline void with_constant(int64_t n, F f) {
 // code next to arithmetic that may raise a floating-point flag, but it does turn this.
 QKV_ALWAYS_INLINE inline float bit_select(bool c, float a, float b) {
   const uint32_t mask = c ? 0xFFFFFFFFu : 0u;
-  return std::bit_cast<float>((std::bit_cast<uint32_t>(a) & mask) |
-                              (std::bit_cast<uint32_t>(b) & ~mask));
+  return qkv::bit_cast<float>((qkv::bit_cast<uint32_t>(a) & mask) |
+                              (qkv::bit_cast<uint32_t>(b) & ~mask));
 }
 
 // a * b + c. Where the target has a fused multiply-add instruction (x86-64 with FMA, every
@@ -94,7 +95,7 @@ QKV_ALWAYS_INLINE inline float vector_exp(float x) {
   for (int k = 1; k < 6; ++k) p = fmadd(p, r, kExpP[k]);  // Horner's rule
   const float er = fmadd(p, r2, r) + 1.0f;  // e^r
   const int32_t bits = (n_int + 127) << 23;  // 2^n as a float's bits
-  const float y = er * std::bit_cast<float>(bits);
+  const float y = er * qkv::bit_cast<float>(bits);
   // Far below the smallest normal float the answer is 0 (and a masked -inf score lands here:
   // its weight must be exactly 0); NaN stays NaN.
   return bit_select(x >= kExpZeroBelow, y, bit_select(x != x, x, 0.0f));
@@ -106,15 +107,15 @@ QKV_ALWAYS_INLINE inline float vector_exp(float x) {
 // erf_given_exp takes e = e^(-x^2) from the caller, for one who needs that exponential too
 // (GELU's slope: the normal density at x is e^(-(x/sqrt 2)^2) / sqrt(2 pi)).
 QKV_ALWAYS_INLINE inline float erf_given_exp(float x, float e) {
-  const uint32_t sign = std::bit_cast<uint32_t>(x) & 0x80000000u;
-  const float ax = std::bit_cast<float>(std::bit_cast<uint32_t>(x) ^ sign);
+  const uint32_t sign = qkv::bit_cast<uint32_t>(x) & 0x80000000u;
+  const float ax = qkv::bit_cast<float>(qkv::bit_cast<uint32_t>(x) ^ sign);
   const float t = 1.0f / (0.3275911f * ax + 1.0f);
   float r = 1.061405429f * t + -1.453152027f;
   r = r * t + 1.421413741f;
   r = r * t + -0.284496736f;
   r = r * t + 0.254829592f;
   const float y = 1.0f - e * t * r;
-  return std::bit_cast<float>(std::bit_cast<uint32_t>(y) ^ sign);
+  return qkv::bit_cast<float>(qkv::bit_cast<uint32_t>(y) ^ sign);
 }
 QKV_ALWAYS_INLINE inline float vector_erf(float x) {
   return erf_given_exp(x, vector_exp(-(x * x)));
@@ -127,8 +128,8 @@ QKV_ALWAYS_INLINE inline float vector_erf(float x) {
 // NaN stays NaN. The C library's tanhf is a call per element, which keeps GELU's tanh form
 // (GPT-2's) from being vectorised. torch likewise runs a vectorised tanh (SLEEF's) in that GELU.
 QKV_ALWAYS_INLINE inline float vector_tanh(float x) {
-  const uint32_t sign = std::bit_cast<uint32_t>(x) & 0x80000000u;
-  const float ax = std::bit_cast<float>(std::bit_cast<uint32_t>(x) ^ sign);
+  const uint32_t sign = qkv::bit_cast<uint32_t>(x) & 0x80000000u;
+  const float ax = qkv::bit_cast<float>(qkv::bit_cast<uint32_t>(x) ^ sign);
   const float z = x * x;
   float p = -5.70498872745e-3f;
   p = p * z + 2.06390887954e-2f;
@@ -138,7 +139,7 @@ QKV_ALWAYS_INLINE inline float vector_tanh(float x) {
   const float near_zero = p * z * ax + ax;
   const float far = 1.0f - 2.0f / (vector_exp(ax + ax) + 1.0f);
   const float t = bit_select(ax < 0.625f, near_zero, far);
-  return std::bit_cast<float>(std::bit_cast<uint32_t>(t) ^ sign);
+  return qkv::bit_cast<float>(qkv::bit_cast<uint32_t>(t) ^ sign);
 }
 
 }  // namespace qkv::detail

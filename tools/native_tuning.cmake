@@ -13,7 +13,18 @@
 include(CheckCXXCompilerFlag)
 
 set(QKV_NATIVE_FLAGS "")
-if(NOT QKV_NATIVE)
+if(EMSCRIPTEN)
+  # WebAssembly (the wasm preset, tools/wasm.cmake): no CPU to tune for, but a choice of
+  # instruction set. WebAssembly SIMD's 128-bit vectors (-msimd128) are in every browser since
+  # 2021; OFF gives scalar WebAssembly, to compare the two.
+  option(QKV_WASM_SIMD "WebAssembly SIMD (-msimd128) in a WebAssembly build" ON)
+  if(QKV_WASM_SIMD)
+    set(QKV_NATIVE_FLAGS -msimd128)
+    set(qkv_tuning "WebAssembly with SIMD (-msimd128, or QKV_WASM_SIMD=OFF for scalar)")
+  else()
+    set(qkv_tuning "WebAssembly without SIMD (QKV_WASM_SIMD=OFF)")
+  endif()
+elseif(NOT QKV_NATIVE)
   set(qkv_tuning "off (QKV_NATIVE=OFF: code for any CPU of the target architecture)")
 elseif(CMAKE_CROSSCOMPILING)
   set(qkv_tuning "off: cross-compiling for ${CMAKE_SYSTEM_NAME} ${CMAKE_SYSTEM_PROCESSOR}, "
@@ -68,11 +79,16 @@ file(WRITE ${CMAKE_BINARY_DIR}/qkv_simd_name.cpp [=[
 const char* qkv_simd_info = "QKV_SIMD_INFO[" QKV_SIMD_NAME "]";
 int main(int argc, char**) { return qkv_simd_info[argc]; }
 ]=])
+# (Emscripten's executable is JavaScript that loads a .wasm beside it: read its static library.)
+if(EMSCRIPTEN)
+  set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+endif()
 try_compile(qkv_simd_compiled ${CMAKE_BINARY_DIR}/qkv_simd_name
             SOURCES ${CMAKE_BINARY_DIR}/qkv_simd_name.cpp
             CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${PROJECT_SOURCE_DIR}"
             COMPILE_DEFINITIONS ${QKV_NATIVE_FLAGS}
             COPY_FILE ${CMAKE_BINARY_DIR}/qkv_simd_name.bin)
+unset(CMAKE_TRY_COMPILE_TARGET_TYPE)
 set(QKV_SIMD "unknown")
 if(qkv_simd_compiled)
   file(STRINGS ${CMAKE_BINARY_DIR}/qkv_simd_name.bin qkv_simd_info REGEX "QKV_SIMD_INFO\\[")
@@ -93,7 +109,7 @@ if(QKV_NATIVE_FLAGS AND QKV_SIMD STREQUAL "AVX-512" AND NOT MSVC)  # native tuni
     list(APPEND QKV_NATIVE_FLAGS -mprefer-vector-width=512)
   endif()
 endif()
-if(QKV_NATIVE_FLAGS)  # native tuning on: say with which flags, now that they are all chosen
+if(QKV_NATIVE_FLAGS AND NOT EMSCRIPTEN)  # native tuning on: say with which flags, now that they are all chosen
   list(JOIN QKV_NATIVE_FLAGS " " qkv_tuning)
   set(qkv_tuning "on (${qkv_tuning})")
 endif()

@@ -100,9 +100,10 @@ constexpr MicroKernel kBuildKernel = micro_kernel_neon;
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
 constexpr const char* kBuildKernelName = "NEON 6x16";
 #else
-// x86 (AVX-512, AVX2, SSE), 6 x 2 vectors: twelve accumulators, two vectors of B per step of k,
-// and each value of A broadcast to a register as it is used. A is read through its strides, so
-// the panels of a row-major A can be read where they lie (packed_loops), the short last one too.
+// x86 (AVX-512, AVX2, SSE) and WebAssembly SIMD, 6 x 2 vectors: twelve accumulators, two
+// vectors of B per step of k, and each value of A broadcast to a register as it is used. A is
+// read through its strides, so the panels of a row-major A can be read where they lie
+// (packed_loops), the short last one too.
 static_assert(kVecs == 2, "micro_kernel_simd is written for a 6 x 2-vector tile");
 constexpr bool kBuildKernelReadsAInPlace = true;
 constexpr bool kBuildKernelReadsShortAInPlace = true;  // micro_kernel_rows<m>: m rows only
@@ -112,7 +113,11 @@ constexpr bool kBuildKernelReadsShortAInPlace = true;  // micro_kernel_rows<m>: 
 // the FMAs, set the pace. The empty asm says v is used as it is, so it is loaded once per step of
 // k.
 [[gnu::always_inline]] inline void in_register(vec& v) {
+#if defined(__x86_64__) || defined(__i386__)
   asm("" : "+v"(v));
+#else
+  (void)v;  // WebAssembly: its compiler to machine code allocates the registers
+#endif
 }
 
 // One row of the tile, one step of k: c0:c1 += A[i, k] * B[k, 0:NR].
@@ -240,9 +245,13 @@ constexpr WideMicroKernel kBuildWideKernel = micro_kernel_wide;
 #else
 constexpr WideMicroKernel kBuildWideKernel = nullptr;
 #endif
-constexpr const char* kBuildKernelName = kLanes == 16  ? "AVX-512 6x32"
+#if defined(__wasm_simd128__)
+constexpr const char* kBuildKernelName = "WebAssembly SIMD 6x8";
+#else
+constexpr const char* kBuildKernelName = kLanes == 16 ? "AVX-512 6x32"
                                          : kLanes == 8 ? "AVX2 6x16"
                                                        : "SSE 6x8";
+#endif
 #endif
 #else
 constexpr MicroKernel kBuildKernel = micro_kernel_portable;

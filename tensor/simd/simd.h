@@ -10,6 +10,7 @@
 //                    4  NEON (every aarch64: Apple Silicon, Graviton, Raspberry Pi 4/5)
 //                    4  SSE (any other x86-64 build: the `portable` preset; its GEMM still
 //                       runs an AVX2 kernel where the CPU has AVX2, chosen at run time)
+//                    4  WebAssembly SIMD (the `wasm` preset, -msimd128: every browser since 2021)
 //                    0  none: a compiler without GCC/Clang vector extensions (MSVC)
 //   QKV_SIMD_NAME   the same in words, for what configure, lesson 24 and the benchmarks print.
 //   QKV_AVX2_AT_RUN_TIME  1 in an SSE build of x86-64, which may assume SSE2 only but asks the
@@ -35,6 +36,9 @@
 #elif defined(__x86_64__) && defined(__SSE2__)
 #define QKV_SIMD_LANES 4
 #define QKV_SIMD_NAME "SSE"
+#elif defined(__wasm_simd128__)
+#define QKV_SIMD_LANES 4
+#define QKV_SIMD_NAME "WebAssembly SIMD"
 #endif
 #endif
 
@@ -82,8 +86,8 @@ inline void store(float* p, Vec v) {
 }
 
 // c + a * b for every lane: one fused multiply-add instruction (one rounding) where the target
-// has one (AVX-512, AVX2, NEON), a multiply and then an add on SSE, which has none, and the
-// same at every optimisation level. Optimised, the GEMM's files are built with
+// has one (AVX-512, AVX2, NEON), a multiply and then an add on SSE and WebAssembly SIMD, which
+// have none, and the same at every optimisation level. Optimised, the GEMM's files are built with
 // -ffp-contract=fast (tensor/CMakeLists.txt), and the compiler fuses `c + a * b` into the
 // instruction, folding the broadcast of a and the load of b into it; unoptimised (-O0: a Debug
 // build) it fuses nothing, and Clang not always alike in two functions, so there the

@@ -1,11 +1,11 @@
 // test_elementwise.cpp: every elementwise op against a naive oracle that broadcasts by index
 // arithmetic (no views, no strides), over a table of shapes with and without broadcasting.
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <numbers>
 
+#include "tensor/bit_cast.h"
 #include "tensor/simd/exp.h"
 #include "tests/testing.h"
 
@@ -149,8 +149,8 @@ INSTANTIATE_TEST_SUITE_P(Ops, Unary, ::testing::ValuesIn(kUnary),
 // ulp of the float nearest the exact value. Then the edges: signed zeros, infinities, NaN.
 TEST(Elementwise, VectorTanhIsWithinTwoUlpOfTanh) {
   double worst_ulps = 0, worst_x = 0;
-  for (uint32_t bits = 0; bits < std::bit_cast<uint32_t>(11.0f); bits += 997)
-    for (float x : {std::bit_cast<float>(bits), -std::bit_cast<float>(bits)}) {
+  for (uint32_t bits = 0; bits < qkv::bit_cast<uint32_t>(11.0f); bits += 997)
+    for (float x : {qkv::bit_cast<float>(bits), -qkv::bit_cast<float>(bits)}) {
       const double exact = std::tanh(static_cast<double>(x));
       const float nearest = static_cast<float>(std::fabs(exact));
       const double ulp = nearest > 0 ? std::nextafter(nearest, 2.0f) - nearest : 1e-45;
@@ -160,7 +160,7 @@ TEST(Elementwise, VectorTanhIsWithinTwoUlpOfTanh) {
   EXPECT_LE(worst_ulps, 2.0) << "at x = " << worst_x;
   for (float x : {0.625f, std::nextafter(0.625f, 0.0f), 9.0f, 50.0f})
     EXPECT_NEAR(detail::vector_tanh(x), std::tanh(x), 2e-7f) << x;
-  EXPECT_EQ(std::bit_cast<uint32_t>(detail::vector_tanh(-0.0f)), std::bit_cast<uint32_t>(-0.0f));
+  EXPECT_EQ(qkv::bit_cast<uint32_t>(detail::vector_tanh(-0.0f)), qkv::bit_cast<uint32_t>(-0.0f));
   EXPECT_EQ(detail::vector_tanh(0.0f), 0.0f);
   EXPECT_EQ(detail::vector_tanh(INFINITY), 1.0f);
   EXPECT_EQ(detail::vector_tanh(-INFINITY), -1.0f);
@@ -175,7 +175,7 @@ std::vector<uint32_t> exp_edges() {
   std::vector<uint32_t> v;
   for (float x : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 88.0f, -88.0f, -87.0f, 87.0f, 88.7f,
                   -87.3f, -103.0f, 1e-45f, -1e-45f, 1.17549435e-38f})
-    for (int d = -3; d <= 3; ++d) v.push_back(std::bit_cast<uint32_t>(x) + d);
+    for (int d = -3; d <= 3; ++d) v.push_back(qkv::bit_cast<uint32_t>(x) + d);
   return v;
 }
 ::testing::AssertionResult exp_into_matches(const std::vector<float>& x) {
@@ -190,9 +190,9 @@ std::vector<uint32_t> exp_edges() {
     detail::exp_into(plain.data(), static_cast<int64_t>(x.size()), arg);
   }
   for (size_t i = 0; i < x.size(); ++i) {
-    if (std::bit_cast<uint32_t>(plain[i]) != std::bit_cast<uint32_t>(detail::vector_exp(x[i])))
+    if (qkv::bit_cast<uint32_t>(plain[i]) != qkv::bit_cast<uint32_t>(detail::vector_exp(x[i])))
       return ::testing::AssertionFailure() << "the plain loop is not vector_exp at " << x[i];
-    if (std::bit_cast<uint32_t>(fast[i]) != std::bit_cast<uint32_t>(plain[i]))
+    if (qkv::bit_cast<uint32_t>(fast[i]) != qkv::bit_cast<uint32_t>(plain[i]))
       return ::testing::AssertionFailure() << "exp of " << std::hexfloat << x[i] << ": " << fast[i]
                                            << " fast, " << plain[i] << " plain";
   }
@@ -202,13 +202,13 @@ TEST(Elementwise, FastExpIsVectorExpBitForBit) {
   std::vector<float> x;
   x.reserve(size_t{1} << 20);
   for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 131) {
-    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+    x.push_back(qkv::bit_cast<float>(static_cast<uint32_t>(bits)));
     if (x.size() == x.capacity()) {
       ASSERT_TRUE(exp_into_matches(x));
       x.clear();
     }
   }
-  for (uint32_t b : exp_edges()) x.push_back(std::bit_cast<float>(b));
+  for (uint32_t b : exp_edges()) x.push_back(qkv::bit_cast<float>(b));
   ASSERT_TRUE(exp_into_matches(x));
   for (size_t n = 1; n <= 40; ++n)
     EXPECT_TRUE(
@@ -220,11 +220,11 @@ TEST(Elementwise, FastExpIsVectorExpBitForBit) {
 // bit for bit over every 4099th float from -16 to 16 (parallel chunks, blocks and tails).
 TEST(Elementwise, GeluWithSlopeIsTheSameWithTheFastExp) {
   std::vector<float> v;
-  for (uint32_t bits = 0; bits < std::bit_cast<uint32_t>(16.0f); bits += 4099) {
-    v.push_back(std::bit_cast<float>(bits));
-    v.push_back(-std::bit_cast<float>(bits));
+  for (uint32_t bits = 0; bits < qkv::bit_cast<uint32_t>(16.0f); bits += 4099) {
+    v.push_back(qkv::bit_cast<float>(bits));
+    v.push_back(-qkv::bit_cast<float>(bits));
   }
-  for (uint32_t b : exp_edges()) v.push_back(std::bit_cast<float>(b));
+  for (uint32_t b : exp_edges()) v.push_back(qkv::bit_cast<float>(b));
   const Tensor x = from_vector(v, {static_cast<int64_t>(v.size())});
   const raw::GeluWithSlope fast = raw::gelu_with_slope(x, GeluApproximation::none);
   raw::GeluWithSlope plain;
@@ -235,7 +235,7 @@ TEST(Elementwise, GeluWithSlopeIsTheSameWithTheFastExp) {
   const auto same_bits = [](const Tensor& a, const Tensor& b) {
     const float *pa = a.data_ptr(), *pb = b.data_ptr();
     for (int64_t i = 0; i < a.numel(); ++i)
-      if (std::bit_cast<uint32_t>(pa[i]) != std::bit_cast<uint32_t>(pb[i]) &&
+      if (qkv::bit_cast<uint32_t>(pa[i]) != qkv::bit_cast<uint32_t>(pb[i]) &&
           !(std::isnan(pa[i]) && std::isnan(pb[i])))
         return ::testing::AssertionFailure() << "element " << i << ": " << pa[i] << " vs " << pb[i];
     return ::testing::AssertionSuccess();

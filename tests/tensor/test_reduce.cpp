@@ -1,8 +1,8 @@
 // test_reduce.cpp: reductions and softmax against naive double-precision loops over every dim.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
+#include "tensor/bit_cast.h"
 #include "tensor/softmax.h"
 #include "tests/tensor/lane_sum_forms.h"
 #include "tests/testing.h"
@@ -359,15 +359,15 @@ TEST(Softmax, CausalRowIsTheMaskedSoftmaxBitForBit) {
       std::vector<float> got(static_cast<size_t>(n), -1.0f);
       raw::causal_softmax_row(x.data(), got.data(), n, visible, mul, div);
       for (int64_t j = 0; j < n; ++j)
-        ASSERT_EQ(std::bit_cast<uint32_t>(got[static_cast<size_t>(j)]),
-                  std::bit_cast<uint32_t>(expected[static_cast<size_t>(j)]))
+        ASSERT_EQ(qkv::bit_cast<uint32_t>(got[static_cast<size_t>(j)]),
+                  qkv::bit_cast<uint32_t>(expected[static_cast<size_t>(j)]))
             << "n " << n << " visible " << visible << " key " << j;
       std::vector<float> hidden_nan = x, got_nan(static_cast<size_t>(n), -1.0f);
       std::fill(hidden_nan.begin() + visible, hidden_nan.end(), std::nanf(""));
       raw::causal_softmax_row(hidden_nan.data(), got_nan.data(), n, visible, mul, div);
       for (int64_t j = 0; j < n; ++j)
-        ASSERT_EQ(std::bit_cast<uint32_t>(got_nan[static_cast<size_t>(j)]),
-                  std::bit_cast<uint32_t>(got[static_cast<size_t>(j)]))
+        ASSERT_EQ(qkv::bit_cast<uint32_t>(got_nan[static_cast<size_t>(j)]),
+                  qkv::bit_cast<uint32_t>(got[static_cast<size_t>(j)]))
             << "hidden keys NaN: n " << n << " visible " << visible << " key " << j;
     }
   }
