@@ -1,0 +1,41 @@
+# make_page.cmake: writes the self-contained explorer.html. The hand-written page (TEMPLATE)
+# names four places to fill: the WebAssembly module (MODULE: JavaScript with the .wasm inside),
+# the native build's numbers (REFERENCE) with the lessons' folder (SOURCE_DIR), and the page's
+# two scripts (SCRIPT_DIR/compare.js,
+# SCRIPT_DIR/explorer.js). The result is one file that needs no server and no network.
+foreach(f ${TEMPLATE} ${MODULE} ${REFERENCE} ${SCRIPT_DIR}/compare.js ${SCRIPT_DIR}/explorer.js)
+  if(NOT EXISTS ${f})
+    message(FATAL_ERROR "explorer: ${f} is missing")
+  endif()
+endforeach()
+file(READ ${TEMPLATE} page)
+set(slots module reference compare explorer)
+set(module_file ${MODULE})
+set(compare_file ${SCRIPT_DIR}/compare.js)
+set(explorer_file ${SCRIPT_DIR}/explorer.js)
+foreach(slot ${slots})
+  if(slot STREQUAL "reference")
+    file(READ ${REFERENCE} json)
+    # The lessons' folder, for the page's links to each view's lesson.
+    set(url "${SOURCE_DIR}/tutorials/")
+    if(NOT url MATCHES "^/")
+      set(url "/${url}")  # C:/... on Windows
+    endif()
+    set(text "const QKV_REFERENCE = ${json};\nconst QKV_SOURCE_DIR = \"file://${url}\";")
+  else()
+    file(READ ${${slot}_file} text)
+  endif()
+  # A script ends at the first "</script" in it, wherever that is.
+  string(TOLOWER "${text}" lower)
+  string(FIND "${lower}" "</script" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "explorer: the ${slot} script contains \"</script\" at ${at}")
+  endif()
+  string(FIND "${page}" "<!-- qkv:${slot} -->" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "explorer: ${TEMPLATE} has no <!-- qkv:${slot} --> to fill")
+  endif()
+  string(REPLACE "<!-- qkv:${slot} -->" "<script>\n${text}\n</script>" page "${page}")
+endforeach()
+file(WRITE ${OUT}.partial "${page}")
+file(RENAME ${OUT}.partial ${OUT})
