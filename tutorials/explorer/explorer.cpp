@@ -86,11 +86,14 @@ std::string guarded(F f) {
 }
 
 // ---- the article's sentence, or the learner's -----------------------------------------------
-constexpr int64_t kMaxWords = 12;  // the page's matrices stay readable up to here
+constexpr int64_t kMaxWords = 12;  // the page's 12 x 12 matrices still fit a screen
 
 struct Sentence {
-  std::vector<std::string> words, vocabulary;  // vocabulary: the distinct words, sorted
-  Tensor ids, x;                               // (T,), (T, 3)
+  // sorted: the words in sorted order, repeats included. The article's vocabulary,
+  // {s: i for i, s in enumerate(sorted(words))}, gives each word its position there (a repeated
+  // word its last one), so ids run up to T - 1 and the id table has T rows.
+  std::vector<std::string> words, sorted;
+  Tensor ids, x;  // (T,), (T, 3)
 };
 
 // Lesson 04: words without commas, ids in sorted order, Embedding(50000, 3) from seed 123.
@@ -102,9 +105,10 @@ Sentence embed(const std::string& text) {
                 "\")");
   if (static_cast<int64_t>(s.words.size()) > kMaxWords)
     throw Error("the text has " + std::to_string(s.words.size()) + " words; the explorer shows " +
-                "at most " + std::to_string(kMaxWords) + " (its context)");
+                "at most " + std::to_string(kMaxWords) + " (more would not fit on a screen)");
   const std::map<std::string, int64_t> dc = lesson::vocabulary(s.words);
-  for (const auto& entry : dc) s.vocabulary.push_back(entry.first);
+  s.sorted = s.words;
+  std::sort(s.sorted.begin(), s.sorted.end());
   s.ids = lesson::token_ids(s.words, dc);
   manual_seed(123);
   nn::Embedding embedding(50'000, 3);
@@ -130,7 +134,7 @@ std::string attention_json(const AttentionRequest& r) {
       throw Error("d_out_kq and d_out_v: from 1 to 8, got " + std::to_string(r.d_out_kq) + " and " +
                   std::to_string(r.d_out_v));
     const Sentence s = embed(r.text);
-    const int64_t T = s.ids.size(0), V = static_cast<int64_t>(s.vocabulary.size());
+    const int64_t T = s.ids.size(0), V = T;  // ids in [0, T): Sentence says why
     if (r.loss == "next_token" && T < 2)
       throw Error("next-token loss needs at least 2 words: each word predicts the next");
     if (r.loss != "sum" && r.loss != "target" && r.loss != "next_token")
@@ -183,7 +187,7 @@ std::string attention_json(const AttentionRequest& r) {
         {"W_key", matrix(grad(W_key))},     {"W_value", matrix(grad(W_value))}};
     std::vector<std::pair<std::string, std::string>> fields = {
         {"words", strings(s.words)},
-        {"vocabulary", strings(s.vocabulary)},
+        {"sorted", strings(s.sorted)},
         {"ids", strings([&] {
            std::vector<std::string> v;
            for (int64_t id : s.ids.to_vector<int64_t>()) v.push_back(std::to_string(id));
@@ -246,6 +250,9 @@ std::string heads_json(const std::string& text, int64_t num_heads, int64_t kv_he
       const Tensor context = matmul(w, v);
       heads.push_back(object({{"head", std::to_string(h)},
                               {"kv_head", std::to_string(h / group)},
+                              {"queries", matrix(q)},
+                              {"keys", matrix(k)},
+                              {"values", matrix(v)},
                               {"weights", matrix(w)},
                               {"context", matrix(context)}}));
     }

@@ -20,16 +20,19 @@ namespace explorer {
 // lessons 06-13 draw them.
 struct AttentionRequest {
   std::string text = "Life is short, eat dessert first";
-  // "none"; "causal" (masked_fill with triu(ones, 1): the future hidden); "wrong" (the mask
-  // flipped, tril(ones, -1): the past hidden, each word sees itself and the words after it).
+  // "none"; "causal" (masked_fill with triu(ones, 1): the future hidden); "wrong" (lesson 12's
+  // mistake: masked_fill given the "may see" mask, causal_mask(T), the lower triangle with its
+  // diagonal: each word sees only the words after it, and the last one nothing).
   std::string mask = "causal";
   // "sum" (lesson 13: L = context.sum()); "target" (L = (context * R).sum(), R = rand(T, d_out_v)
   // drawn after W_value); "next_token" (logits = context @ W_out, W_out = rand(d_out_v, V) drawn
-  // after W_value, cross-entropy of each word's prediction of the next one).
+  // after W_value, V = T the number of ids, cross-entropy of each word's prediction of the
+  // next one).
   std::string loss = "sum";
   int64_t seed = 123, d_out_kq = 2, d_out_v = 4;
 };
-// {"words", "ids", "x", "W_query", "W_key", "W_value", "queries", "keys", "values", "scores",
+// {"words", "sorted", "ids", "x", "W_query", "W_key", "W_value", "queries", "keys", "values",
+// "scores",
 //  "masked", "scaled", "weights", "context", "loss", "grad": {"context", "weights", "scores",
 //  "W_query", "W_key", "W_value"}}: matrices as arrays of rows.
 std::string attention_json(const AttentionRequest& request);

@@ -143,7 +143,7 @@ function matrixTable(M, opts) {
       const v = num(M[i][j]);
       const td = h("td", {}, fmt(v));
       if (opts.hidden && opts.hidden[i][j] && !Number.isFinite(v)) td.className = "hidden";
-      else if (opts.hidden && opts.hidden[i][j] && v === 0) td.className = "zero";
+      else if (opts.hidden && opts.hidden[i][j] && v === 0) td.className = opts.gradient ? "zero" : "hidden";
       else td.style.background = colour(v, peak, opts.kind);
       if (printed.has(i)) td.classList.add("article");
       const text = () => (opts.explain ? opts.explain(i, j) : "") + "\n= " + full(v);
@@ -155,7 +155,7 @@ function matrixTable(M, opts) {
   }
   return t;
 }
-const full = (v) => (Number.isFinite(v) ? String(Math.fround(v)) : fmt(v));
+const full = (v) => (Number.isFinite(v) ? String(+Math.fround(v).toPrecision(9)) : fmt(v));
 function colour(v, peak, kind) {
   if (!Number.isFinite(v) || peak === 0) return "";
   const a = kind === "weights" ? v : Math.abs(v) / peak;
@@ -197,7 +197,8 @@ function updateAttention() {
   const data = api.attention(state.text, state.mask, state.loss);
   if (data.error) {
     el("sentence-message").textContent = data.error +
-      (state.data ? ". Showing the last text that worked: \"" + state.data.words.join(" ") + "\"." : "");
+      (state.data ? `. Showing the last setting that worked: "${state.data.words.join(" ")}", mask ` +
+                    `${state.data.mask}, loss ${state.data.loss_kind}.` : "");
     return false;
   }
   el("sentence-message").textContent = "";
@@ -222,10 +223,10 @@ function drawAttention(d) {
   box.replaceChildren();
   const add = (title, formula, M, opts) =>
     box.append(stepFigure(title, formula, M, { ...opts, article: articleRows(opts.name, d) }));
-  const vocab = d.vocabulary;
   box.append(h("figure", {}, h("figcaption", {}, "1. Words and ids"),
-    h("div", { class: "formula" }, "ids = positions in the sorted vocabulary: " + vocab.join(", ")),
-    h("div", {}, w.map((x, i) => x + " \u2192 " + d.ids[i]).join(",  "))));
+    h("div", { class: "formula wrap" }, "{s: i for i, s in enumerate(sorted(words))}: a word's position in " +
+      d.sorted.join(", ") + (new Set(w).size < T ? " (a repeated word keeps its last position)" : "")),
+    h("div", { class: "wrap" }, w.map((x, i) => x + " \u2192 " + d.ids[i]).join(",  "))));
   add("2. Embeddings x", "x = Embedding(50000, 3)(ids), drawn from seed 123", d.x,
     { name: "x", rows: w, explain: (i) => `x[${i}] = row ${d.ids[i]} of the embedding table ('${w[i]}')` });
   for (const [n, M] of [["W_query", d.W_query], ["W_key", d.W_key], ["W_value", d.W_value]])
@@ -254,7 +255,6 @@ function drawAttention(d) {
       } });
   add("9. Context vectors", "context = weights @ values", d.context, { name: "context", rows: w, cols: vv,
     explain: (i, j) => `context[${i}, ${j}] = weights[${i}] \u00b7 values[:, ${j}] = ${dot(d.weights[i], col(d.values, j))}` });
-  void T;
 }
 
 // dL/dscores by the softmax's Jacobian product, from qkv's weights and dL/dweights: what autograd
@@ -266,6 +266,18 @@ function jacobianProduct(d) {
     const s = y.reduce((acc, yk, k) => acc + dy[k] * yk, 0);
     return y.map((yj, j) => (yj * (dy[j] - s)) / rd);
   });
+}
+
+// dL/dcontext[i, j], spelt out for each loss.
+function explainContextGrad(d, i, j) {
+  if (d.loss_kind === "sum") return `dL/dcontext[${i}, ${j}] = 1: L = context.sum() counts each entry once`;
+  if (d.loss_kind === "target") return `dL/dcontext[${i}, ${j}] = R[${i}, ${j}] = ${fmt(d.R[i][j])}`;
+  const T = d.words.length;
+  if (i === T - 1) return `dL/dcontext[${i}, ${j}] = 0: the last word has no next word to predict`;
+  const z = d.logits[i].map(num), top = Math.max(...z), e = z.map((v) => Math.exp(v - top));
+  const total = e.reduce((a, b) => a + b, 0), target = Number(d.ids[i + 1]);
+  const terms = e.map((v, c) => `(${fmt(v / total)} - ${c === target ? 1 : 0})\u00b7${fmt(d.W_out[j][c])}`);
+  return `dL/dcontext[${i}, ${j}] = sum_c (softmax(logits[${i}])[c] - [c is '${d.words[i + 1]}', id ${target}]) * W_out[${j}, c] / ${T - 1}\n= (${terms.join(" + ")}) / ${T - 1}`;
 }
 
 const LOSS_WORDS = {
@@ -285,7 +297,7 @@ function drawBackward(d) {
     h("div", {}, "L = " + full(num(d.loss)))));
   add("dL/d context", d.loss_kind === "sum" ? "every entry 1: each output counts once" :
       d.loss_kind === "target" ? "dL/dcontext = R" : "(softmax(logits) - one_hot(next word)) @ W_out.T / (T - 1); the last word predicts nothing",
-    g.context, { name: "grad.context", rows: w, cols: vv, explain: (i, j) => `dL/dcontext[${i}, ${j}]` });
+    g.context, { name: "grad.context", rows: w, cols: vv, explain: (i, j) => explainContextGrad(d, i, j) });
   add("dL/d weights", "dL/dweights = dL/dcontext @ values.T", g.weights, { name: "grad.weights", rows: w, cols: w,
     explain: (i, j) => `dL/dweights[${i}, ${j}] = dL/dcontext[${i}] \u00b7 values[${j}] = ${dot(g.context[i], d.values[j])}` });
   const J = jacobianProduct(d);
@@ -293,27 +305,39 @@ function drawBackward(d) {
   g.scores.forEach((r, i) => r.forEach((v, j) => (worst = Math.max(worst, Math.abs(num(v) - J[i][j])))));
   const fig = stepFigure("dL/d scores",
     "softmax's Jacobian product: y * (dy - sum(dy * y)) / sqrt(d_k), y = weights, dy = dL/dweights",
-    g.scores, { name: "grad.scores", rows: w, cols: w, hidden: d.hidden, article: articleRows("grad.scores", d),
+    g.scores, { name: "grad.scores", rows: w, cols: w, hidden: d.hidden, gradient: true, article: articleRows("grad.scores", d),
       explain: (i, j) => d.hidden[i][j] ? `dL/dscores[${i}, ${j}] = 0 exactly: its weight is 0, and y * (...) with y = 0 is 0`
         : `dL/dscores[${i}, ${j}] = ${fmt(d.weights[i][j])} * (${fmt(g.weights[i][j])} - ${fmt(d.weights[i].map(num).reduce((s, y, k) => s + y * num(g.weights[i][k]), 0))}) / ${Math.sqrt(d.d_out_kq).toFixed(4)}` });
   fig.append(h("div", { class: "note" }, "the formula, computed here in JavaScript from qkv's weights and dL/dweights, " +
     "agrees with autograd's to " + worst.toExponential(1)));
   box.append(fig);
-  add("dL/d W_query", "dL/dW_query = x.T @ (dL/dscores @ keys)", g.W_query, { name: "grad.W_query", cols: kq,
-    explain: (a, b) => `dL/dW_query[${a}, ${b}] = sum_i x[i, ${a}] * dL/dqueries[i, ${b}]` });
-  add("dL/d W_key", "dL/dW_key = x.T @ (dL/dscores.T @ queries)", g.W_key, { name: "grad.W_key", cols: kq,
-    explain: (a, b) => `dL/dW_key[${a}, ${b}] = sum_j x[j, ${a}] * dL/dkeys[j, ${b}]` });
-  add("dL/d W_value", "dL/dW_value = x.T @ (weights.T @ dL/dcontext)", g.W_value, { name: "grad.W_value", cols: vv,
-    explain: (a, b) => `dL/dW_value[${a}, ${b}] = sum_j x[j, ${a}] * dL/dvalues[j, ${b}]` });
+  // The gradients of queries, keys and values, which the weight gradients are made from.
+  const matmulJS = (A, B) => A.map((r) => B[0].map((_, j) => r.reduce((acc, a, k) => acc + num(a) * num(B[k][j]), 0)));
+  const tr = (A) => A[0].map((_, j) => A.map((r) => r[j]));
+  const dq = matmulJS(g.scores, d.keys), dk = matmulJS(tr(g.scores), d.queries), dv = matmulJS(tr(d.weights), g.context);
+  const weightGrad = (title, name, G, inner, innerName, formula, cols) =>
+    add(title, formula, G, { name: "grad." + name, cols,
+      explain: (a, b) => `dL/d${name}[${a}, ${b}] = sum_i x[i, ${a}] * ${innerName}[i, ${b}] = ` +
+        `${dot(col(d.x, a), col(inner, b))}\n(${innerName} = ${formula.split(" @ (")[1].slice(0, -1)})` });
+  weightGrad("dL/d W_query", "W_query", g.W_query, dq, "dL/dqueries", "dL/dW_query = x.T @ (dL/dscores @ keys)", kq);
+  weightGrad("dL/d W_key", "W_key", g.W_key, dk, "dL/dkeys", "dL/dW_key = x.T @ (dL/dscores.T @ queries)", kq);
+  weightGrad("dL/d W_value", "W_value", g.W_value, dv, "dL/dvalues", "dL/dW_value = x.T @ (weights.T @ dL/dcontext)", vv);
 }
 
 // ---- view 4: many heads -----------------------------------------------------------------------
-function updateHeads() {
-  const heads = Number(el("num-heads").value);
-  const kvSelect = el("kv-heads"), keep = Number(kvSelect.value) || heads;
+// The key-value heads to choose from: the divisors of the heads; as many as the heads (plain
+// multi-head attention) when the number of heads changes.
+function updateKvChoices() {
+  const heads = Number(el("num-heads").value), kvSelect = el("kv-heads");
   kvSelect.replaceChildren();
   for (let k = 1; k <= heads; ++k)
-    if (heads % k === 0) kvSelect.append(h("option", k === keep || (keep > heads && k === heads) ? { selected: "" } : {}, String(k)));
+    if (heads % k === 0) kvSelect.append(h("option", k === heads ? { selected: "" } : {}, String(k)));
+}
+
+function updateHeads() {
+  const heads = Number(el("num-heads").value);
+  const kvSelect = el("kv-heads");
+  if (kvSelect.options.length === 0) updateKvChoices();
   const kv = Number(kvSelect.value);
   const d = api.heads(el("text").value, heads, kv);
   if (d.error) { el("heads-message").textContent = d.error; return false; }
@@ -322,9 +346,11 @@ function updateHeads() {
   box.replaceChildren();
   for (const head of d.heads)
     box.append(stepFigure(`head ${head.head}` + (kv < heads ? ` (keys and values of group ${head.kv_head})` : ""),
-      "softmax(causal(q_h k^T) / sqrt(2))", head.weights,
+      `softmax(causal(queries_${head.head} @ keys_${head.kv_head}.T) / sqrt(2))`, head.weights,
       { rows: d.words, cols: d.words, kind: "weights",
-        explain: (i, j) => `head ${head.head}: weight of '${d.words[j]}' for '${d.words[i]}'` }));
+        explain: (i, j) => j > i ? `head ${head.head}: '${d.words[j]}' comes after '${d.words[i]}': hidden, weight 0`
+          : `head ${head.head}: score of '${d.words[j]}' for '${d.words[i]}' = queries[${i}] \u00b7 keys[${j}] / sqrt(2) = ` +
+            `(${dot(head.queries[i], head.keys[j])}) / 1.4142; its weight = exp(score) / the sum of exp over '${d.words[0]}'..'${d.words[i]}'` }));
   return true;
 }
 
@@ -381,12 +407,18 @@ function trainSlice(generation) {
 }
 
 function startTraining() {
-  if (train.running || train.steps >= train.stopAt) return;
+  if (train.steps >= train.stopAt) {
+    el("train-message").textContent = `the run is done at step ${train.steps}: Reset to train again`;
+    return;
+  }
+  if (train.running) return;
+  el("train-message").textContent = "";
   train.running = true;
   const generation = train.generation;
   setTimeout(() => trainSlice(generation), 0);
 }
 function pauseTraining() {
+  if (!train.running) return;
   train.running = false;
   el("train-status").textContent = `paused at step ${train.steps} of ${kSteps}`;
   for (const r of RUNS) drawMaps(r);
@@ -400,7 +432,7 @@ function drawChart() {
   for (const r of RUNS) { all.push(...train.losses[r]); for (const e of train.evals[r]) all.push(num(e.val), num(e.val_last)); }
   const ymax = Math.max(3.6, ...all.filter(Number.isFinite)), ymin = 0;
   const x = (s) => L + (W - L - R) * s / kSteps, y = (v) => top + (H - top - B) * (1 - (v - ymin) / (ymax - ymin));
-  let svg = `<svg viewBox="0 0 ${W} ${H}" width="100%" style="max-width:${W}px" role="img" aria-label="loss curves">`;
+  let svg = `<svg viewBox="0 0 ${W} ${H}" width="100%" style="max-width:${W}px; font-size:14px" role="img" aria-label="loss curves">`;
   for (let v = 0; v <= ymax; v += 0.5)
     svg += `<line x1="${L}" x2="${W - R}" y1="${y(v)}" y2="${y(v)}" stroke="#eee"/><text x="${L - 6}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(1)}</text>`;
   for (let s = 0; s <= kSteps; s += 300) svg += `<text x="${x(s)}" y="${H - 8}" text-anchor="middle">${s}</text>`;
@@ -450,7 +482,12 @@ function sampleBoth(fromButton) {
   let ok = true;
   for (const r of RUNS) {
     const s = api.sample(r, prompt, 200);
-    if (s.error) { el("sample-message").textContent = s.error; ok = false; break; }
+    if (s.error) {
+      el("sample-message").textContent = s.error;
+      for (const q of RUNS) el("sample-" + q).textContent = "";
+      ok = false;
+      break;
+    }
     el("sample-" + r).textContent = `(step ${s.step}) ` + s.text;
   }
   if (ok) el("sample-message").textContent = "";
@@ -498,6 +535,12 @@ function selfCheck() {
   tryText("", "no words", "an empty text");
   tryText("   ,  ", "no words", "a text of spaces and commas");
   tryText("one two three four five six seven eight nine ten eleven twelve thirteen", "at most 12", "a text longer than the context");
+  el("text").value = "the cat sat on the mat";
+  el("loss").value = "next_token";
+  check(updateAttention() && state.data.ids.join(" ") === "5 0 3 2 5 1",
+        "a repeated word keeps its last position, and next-word loss takes every id: ids " +
+        (state.data ? state.data.ids.join(" ") : "none"));
+  el("loss").value = "sum";
   el("text").value = ARTICLE_TEXT;
   check(updateAttention() && el("sentence-message").textContent === "", "the article's sentence again: no message");
   el("prompt").value = "the caf\u00e9 \u20ac";
@@ -507,7 +550,12 @@ function selfCheck() {
   check(!sampleBoth(true) && el("sample-message").textContent.includes("at most 32"),
         `a prompt longer than the context: "${el("sample-message").textContent}"`);
   el("prompt").value = "the ";
+  el("num-heads").value = "8";
+  updateKvChoices();
+  el("kv-heads").value = "1";
   el("num-heads").value = "4";
+  updateKvChoices();
+  check(el("kv-heads").value === "4", "a new number of heads starts with as many key-value heads");
   updateHeads();
   el("text").value = "";
   check(!updateHeads() && el("heads-message").textContent.includes("no words") && el("heads-maps").childElementCount === 4,
@@ -542,6 +590,10 @@ function selfCheck() {
 // The self-check, with any exception it meets written into the verdict (a failure, not a page
 // that stops answering).
 function runSelfCheck() {
+  // What the learner had typed and chosen comes back afterwards (the run of the tiny GPT does
+  // not: the check resets it, as the button says).
+  const kept = ["text", "prompt", "num-heads", "loss"].map((id) => [id, el(id).value]);
+  const mask = document.querySelector("input[name=mask]:checked").value, kv = el("kv-heads").value;
   try {
     selfCheck();
   } catch (e) {
@@ -549,6 +601,12 @@ function runSelfCheck() {
     verdict.dataset.verdict = "fail";
     verdict.textContent = "the self-check stopped: " + e + (e.stack ? "\n" + e.stack : "");
   }
+  for (const [id, value] of kept) el(id).value = value;
+  document.querySelector(`input[name=mask][value=${mask}]`).checked = true;
+  updateKvChoices();
+  el("kv-heads").value = kv;
+  updateAttention();
+  updateHeads();
 }
 
 // ---- the page ---------------------------------------------------------------------------------
@@ -557,6 +615,7 @@ function showView() {
   for (const s of document.querySelectorAll("main section")) s.classList.toggle("current", s.id === "view-" + name);
   for (const a of document.querySelectorAll("nav a")) a.classList.toggle("current", a.getAttribute("href") === "#" + name);
   el("sentence-controls").style.display = ["attention", "backward", "heads"].includes(name) ? "" : "none";
+  el("mask-loss").style.display = name === "heads" ? "none" : "";
   el("sentence-message").style.display = ["attention", "backward"].includes(name) ? "" : "none";
 }
 
@@ -568,7 +627,7 @@ Promise.resolve().then(() => createQkv()).then((module) => {
   el("text").addEventListener("input", () => { updateAttention(); updateHeads(); });
   for (const r of document.querySelectorAll("input[name=mask]")) r.addEventListener("change", updateAttention);
   el("loss").addEventListener("change", updateAttention);
-  el("num-heads").addEventListener("change", updateHeads);
+  el("num-heads").addEventListener("change", () => { updateKvChoices(); updateHeads(); });
   el("kv-heads").addEventListener("change", updateHeads);
   el("train-start").addEventListener("click", startTraining);
   el("train-pause").addEventListener("click", pauseTraining);
