@@ -51,6 +51,9 @@ EMSCRIPTEN_KEEPALIVE const char* qkv_train_step(const char* run) {
 EMSCRIPTEN_KEEPALIVE const char* qkv_train_evaluate(const char* run) {
   return answer(the_trainer().evaluate(run));
 }
+EMSCRIPTEN_KEEPALIVE const char* qkv_train_evaluate_part(const char* run) {
+  return answer(the_trainer().evaluate_part(run));
+}
 EMSCRIPTEN_KEEPALIVE const char* qkv_train_maps(const char* run) {
   return answer(the_trainer().maps(run));
 }

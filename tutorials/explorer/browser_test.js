@@ -105,7 +105,9 @@ async function main() {
   // Training: 100 steps of both runs, timed by the page itself.
   await evaluate("location.hash = '#train'; resetTraining(); train.stopAt = 100; startTraining(); true");
   if (!(await until("train.steps >= 100 && !train.running", 600))) fail("100 training steps did not finish in 600 s");
-  const speed = await evaluate("({page_loop: {steps_of_both_runs: train.stepsTimed, ms: train.msTimed}, message: document.getElementById('train-message').textContent})");
+  if (!(await evaluate("train.evals.causal.length === 2 && train.evals.no_mask.length === 2 && document.getElementById('sample-causal').textContent.startsWith('(step 100)')")))
+    fail("the run did not evaluate and sample both models at step 100");
+  const speed = await evaluate("({page_loop: {steps_of_both_runs: train.stepsTimed, ms: train.msTimed, longest_slice_ms: train.longestSliceMs}, message: document.getElementById('train-message').textContent})");
   if (speed.message) fail("training said: " + speed.message);
   await screenshot("train");
   // The speed of training alone (no drawing): 100 steps of one run, as bench/explorer_speed.sh
@@ -114,7 +116,8 @@ async function main() {
   if (speed.timed.error) fail("timing said: " + speed.timed.error);
   console.log(`training in the page: ${speed.page_loop.steps_of_both_runs} steps of both runs in ` +
               `${(speed.page_loop.ms / 1000).toFixed(1)} s, drawing included; one run alone: ` +
-              `${(speed.timed.steps / speed.timed.seconds).toFixed(1)} steps/s`);
+              `${(speed.timed.steps / speed.timed.seconds).toFixed(1)} steps/s; the longest the page ` +
+              `waited on one slice: ${speed.page_loop.longest_slice_ms.toFixed(0)} ms`);
   delete speed.message;
   fs.writeFileSync(path.join(outDir, "speed.json"), JSON.stringify(speed, null, 1) + "\n");
   // A phone's screen.

@@ -271,11 +271,20 @@ constexpr int64_t kEmbd = 64, kHead = 4, kLayer = 2, kBlock = 32, kBatch = 16, k
                   kEvalBatches = 20;
 constexpr double kLr = 1e-3, kTemperature = 0.8;
 
+// An evaluation taken one batch at a time (Trainer::evaluate_part): the training text's batches
+// from seed 1, then the validation text's from seed 0, as Trainer::evaluate takes them at once.
+struct Evaluation {
+  Generator train_batches{1}, val_batches{0};
+  int64_t done = 0;
+  double train = 0, val = 0, val_last = 0;
+};
+
 struct Run {
   std::shared_ptr<GPT> model;
   std::unique_ptr<nn::AdamW> opt;
   Generator batches{0};
   int64_t step = 0;
+  Evaluation evaluation;
 };
 }  // namespace
 
@@ -304,20 +313,26 @@ struct Trainer::State {
     r.batches = Generator(static_cast<uint64_t>(kSeed));
     return r;
   }
-  // Lesson 16's evaluate: mean cross-entropy over kEvalBatches batches drawn from seed, over
-  // every position and at the last position alone.
-  std::pair<double, double> evaluate(GPT& m, const Tensor& data, uint64_t seed) const {
+  // One batch of lesson 16's evaluate: its cross-entropy over every position and at the last
+  // position alone.
+  static std::pair<double, double> batch_loss(GPT& m, const Tensor& data, Generator& g) {
     NoGradGuard no_grad;
-    Generator g(seed);
     const int64_t N = kBatch * kBlock, V = m.config.vocab_size;
+    const Batch b = get_batch(data, kBlock, kBatch, g);
+    const Tensor logits = m(b.x);
+    return {cross_entropy(view(logits, {N, V}), view(b.y, {N})).item<float>(),
+            cross_entropy(contiguous(select(logits, 1, kBlock - 1)),
+                          contiguous(select(b.y, 1, kBlock - 1)))
+                .item<float>()};
+  }
+  // Lesson 16's evaluate: the mean of kEvalBatches batches drawn from seed.
+  std::pair<double, double> evaluate(GPT& m, const Tensor& data, uint64_t seed) const {
+    Generator g(seed);
     double all = 0, last = 0;
     for (int64_t i = 0; i < kEvalBatches; ++i) {
-      const Batch b = get_batch(data, kBlock, kBatch, g);
-      const Tensor logits = m(b.x);
-      all += cross_entropy(view(logits, {N, V}), view(b.y, {N})).item<float>();
-      last += cross_entropy(contiguous(select(logits, 1, kBlock - 1)),
-                            contiguous(select(b.y, 1, kBlock - 1)))
-                  .item<float>();
+      const auto [a, l] = batch_loss(m, data, g);
+      all += a;
+      last += l;
     }
     return {all / kEvalBatches, last / kEvalBatches};
   }
@@ -352,6 +367,29 @@ std::string Trainer::evaluate(const std::string& name) {
                    {"train", number(static_cast<float>(train))},
                    {"val", number(static_cast<float>(val))},
                    {"val_last", number(static_cast<float>(val_last))}});
+  });
+}
+
+std::string Trainer::evaluate_part(const std::string& name) {
+  return guarded([&] {
+    Run& r = s_->run(name);
+    Evaluation& e = r.evaluation;
+    if (e.done < kEvalBatches) {
+      e.train += State::batch_loss(*r.model, s_->split.train, e.train_batches).first;
+    } else {
+      const auto [all, last] = State::batch_loss(*r.model, s_->split.val, e.val_batches);
+      e.val += all;
+      e.val_last += last;
+    }
+    if (++e.done < 2 * kEvalBatches)
+      return object({{"done", "false"}, {"batches", std::to_string(e.done)}});
+    const std::string out =
+        object({{"step", std::to_string(r.step)},
+                {"train", number(static_cast<float>(e.train / kEvalBatches))},
+                {"val", number(static_cast<float>(e.val / kEvalBatches))},
+                {"val_last", number(static_cast<float>(e.val_last / kEvalBatches))}});
+    e = Evaluation{};
+    return out;
   });
 }
 
@@ -454,7 +492,10 @@ std::string reference_json() {
   for (const char* run : {"causal", "no_mask"}) {
     training.push_back(t.evaluate(run));
     for (int i = 0; i < 3; ++i) training.push_back(t.step(run));
-    training.push_back(t.evaluate(run));
+    std::string parts;  // the same evaluation, a batch at a time, as the page takes it
+    while (parts.find("\"done\": false") != std::string::npos || parts.empty())
+      parts = t.evaluate_part(run);
+    training.push_back(parts);
     training.push_back(t.maps(run));
     training.push_back(t.sample(run, "the ", 40));
   }

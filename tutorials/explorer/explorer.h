@@ -54,7 +54,11 @@ class Trainer {
   // run: "causal" or "no_mask". Each returns JSON.
   std::string step(const std::string& run);      // one AdamW step: {"step", "loss"}
   std::string evaluate(const std::string& run);  // {"step", "train", "val", "val_last"}
-  std::string maps(const std::string& run);      // every head's weights on the first val chars
+  // The same, one batch a call, so that the page never waits for a whole evaluation:
+  // {"done": false, "batches"} until the last batch, then evaluate's answer, the same bits.
+  // The run must not step in between.
+  std::string evaluate_part(const std::string& run);
+  std::string maps(const std::string& run);  // every head's weights on the first val chars
   std::string sample(const std::string& run, const std::string& prompt, int64_t n);
   std::string info() const;  // the model's sizes, the corpus's, lesson 16's settings
   // `steps` training steps of a fresh run of its own, timed: {"steps", "seconds"} (the speed

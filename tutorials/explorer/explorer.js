@@ -8,6 +8,9 @@ let qkv = null;  // the module, once it has started
 // ---- calling qkv ------------------------------------------------------------------------------
 // Each export returns JSON; a bad input comes back as {"error": "..."}.
 function call(name, types, args) {
+  // A C string ends at its first NUL: a text with one would be cut short without a word.
+  if (args.some((a) => typeof a === "string" && a.includes("\0")))
+    return { error: "the text has a NUL character (U+0000), which ends a text in C++: remove it" };
   return JSON.parse(qkv.ccall(name, "string", types, args));
 }
 const S = "string", N = "number";
@@ -18,6 +21,7 @@ const api = {
   reset: () => call("qkv_train_reset", [], []),
   step: (run) => call("qkv_train_step", [S], [run]),
   evaluate: (run) => call("qkv_train_evaluate", [S], [run]),
+  evaluatePart: (run) => call("qkv_train_evaluate_part", [S], [run]),
   maps: (run) => call("qkv_train_maps", [S], [run]),
   sample: (run, prompt, n) => call("qkv_train_sample", [S, S, N], [run, prompt, n]),
   reference: () => call("qkv_reference", [], []),
@@ -359,11 +363,13 @@ const RUNS = ["causal", "no_mask"];
 const COLOURS = { causal: "#1f77b4", no_mask: "#d62728" };
 const kSteps = 1500, kEvalEvery = 100;  // lesson 16's
 const train = { generation: 0, running: false, steps: 0, losses: { causal: [], no_mask: [] },
-                evals: { causal: [], no_mask: [] }, stopAt: kSteps, msTimed: 0, stepsTimed: 0 };
+                evals: { causal: [], no_mask: [] }, stopAt: kSteps, msTimed: 0, stepsTimed: 0,
+                chores: [], longestSliceMs: 0 };
 
 function resetTraining() {
   train.generation++;  // a slice of the old run still queued sees this and stops
   train.running = false;
+  train.chores = [];
   const info = api.reset();
   train.steps = 0;
   for (const r of RUNS) { train.losses[r] = []; train.evals[r] = []; }
@@ -381,12 +387,35 @@ function evaluateRun(run) {
   if (e.error) { el("train-message").textContent = e.error; return; }
   train.evals[run].push(e);
 }
+// The same evaluation as a chore of one batch, which queues the next batch's chore first in line
+// until the last.
+function evaluationChore(run) {
+  return () => {
+    const e = api.evaluatePart(run);
+    if (e.error) { el("train-message").textContent = e.error; return; }
+    if (e.done === false) train.chores.unshift(evaluationChore(run));
+    else train.evals[run].push(e);
+  };
+}
 
-// One slice: a step of each run, and at every 100th step their evaluations, maps and samples;
-// then the browser draws and handles clicks before the next slice.
+// One slice: a step of each run, or one of the chores due every 100th step (each run's
+// evaluation, its maps, the samples); then the browser draws and handles clicks before the next
+// slice, so the page never waits on more than one of them.
 function trainSlice(generation) {
   if (generation !== train.generation || !train.running) return;
   const t0 = performance.now();
+  if (train.chores.length > 0) {
+    train.chores.shift()();
+    train.longestSliceMs = Math.max(train.longestSliceMs, performance.now() - t0);
+    if (train.chores.length === 0) drawChart();
+    if (train.chores.length === 0 && train.steps >= train.stopAt) {
+      train.running = false;
+      el("train-status").textContent += "; done";
+      return;
+    }
+    setTimeout(() => trainSlice(generation), 0);
+    return;
+  }
   for (const r of RUNS) {
     const s = api.step(r);
     if (s.error) { train.running = false; el("train-message").textContent = s.error; return; }
@@ -395,14 +424,20 @@ function trainSlice(generation) {
   train.steps++;
   train.stepsTimed++;
   train.msTimed += performance.now() - t0;
-  if (train.steps % kEvalEvery === 0 || train.steps === train.stopAt) {
-    for (const r of RUNS) { evaluateRun(r); drawMaps(r); }
-    sampleBoth(false);
-  }
+  train.longestSliceMs = Math.max(train.longestSliceMs, performance.now() - t0);
+  if (train.steps % kEvalEvery === 0 || train.steps === train.stopAt)
+    for (const r of RUNS) train.chores.push(evaluationChore(r), () => drawMaps(r));
+  // The samples during a run are shorter than the button's, to keep each chore short.
+  if (train.steps % kEvalEvery === 0 || train.steps === train.stopAt)
+    for (const r of RUNS) train.chores.push(() => sampleRun(r, 100));
   if (train.steps % 5 === 0 || train.steps === train.stopAt) drawChart();
   el("train-status").textContent = `step ${train.steps} of ${kSteps}; ` +
     (1000 * train.stepsTimed / train.msTimed).toFixed(1) + " steps/s (both runs)";
-  if (train.steps >= train.stopAt) { train.running = false; el("train-status").textContent += "; done"; return; }
+  if (train.steps >= train.stopAt && train.chores.length === 0) {
+    train.running = false;
+    el("train-status").textContent += "; done";
+    return;
+  }
   setTimeout(() => trainSlice(generation), 0);
 }
 
@@ -477,23 +512,19 @@ function drawMaps(run) {
 }
 const escapeHtml = (s) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]);
 
-function sampleBoth(fromButton) {
-  const prompt = el("prompt").value;
-  let ok = true;
-  for (const r of RUNS) {
-    const s = api.sample(r, prompt, 200);
-    if (s.error) {
-      el("sample-message").textContent = s.error;
-      for (const q of RUNS) el("sample-" + q).textContent = "";
-      ok = false;
-      break;
-    }
-    el("sample-" + r).textContent = `(step ${s.step}) ` + s.text;
+// n characters from the prompt, from one run; false (and a message) if the prompt is refused.
+function sampleRun(run, n) {
+  const s = api.sample(run, el("prompt").value, n);
+  if (s.error) {
+    el("sample-message").textContent = s.error;
+    for (const q of RUNS) el("sample-" + q).textContent = "";
+    return false;
   }
-  if (ok) el("sample-message").textContent = "";
-  void fromButton;
-  return ok;
+  el("sample-message").textContent = "";
+  el("sample-" + run).textContent = `(step ${s.step}) ` + s.text;
+  return true;
 }
+const sampleBoth = () => RUNS.every((r) => sampleRun(r, 200));
 
 // ---- the self-check -----------------------------------------------------------------------------
 function selfCheck() {
@@ -534,7 +565,8 @@ function selfCheck() {
   };
   tryText("", "no words", "an empty text");
   tryText("   ,  ", "no words", "a text of spaces and commas");
-  tryText("one two three four five six seven eight nine ten eleven twelve thirteen", "at most 12", "a text longer than the context");
+  tryText("one two three four five six seven eight nine ten eleven twelve thirteen", "at most 12", "a text longer than the page shows");
+  tryText("Life is\0 short", "NUL", "a text with a NUL character");
   el("text").value = "the cat sat on the mat";
   el("loss").value = "next_token";
   check(updateAttention() && state.data.ids.join(" ") === "5 0 3 2 5 1",
@@ -544,10 +576,10 @@ function selfCheck() {
   el("text").value = ARTICLE_TEXT;
   check(updateAttention() && el("sentence-message").textContent === "", "the article's sentence again: no message");
   el("prompt").value = "the caf\u00e9 \u20ac";
-  check(!sampleBoth(true) && el("sample-message").textContent.includes("never uses"),
+  check(!sampleBoth() && el("sample-message").textContent.includes("never uses"),
         `a prompt with characters outside the vocabulary: "${el("sample-message").textContent}"`);
   el("prompt").value = "x".repeat(40);
-  check(!sampleBoth(true) && el("sample-message").textContent.includes("at most 32"),
+  check(!sampleBoth() && el("sample-message").textContent.includes("at most 32"),
         `a prompt longer than the context: "${el("sample-message").textContent}"`);
   el("prompt").value = "the ";
   el("num-heads").value = "8";
@@ -577,6 +609,13 @@ function selfCheck() {
   trainSlice(train.generation);  // a slice still queued when pause was pressed
   check(paused === 1 && train.steps === 1 && train.losses.no_mask.length === 1,
         "pause: a slice still queued runs no step");
+  // An evaluation a batch at a time gives the bits of one taken at once (both of fresh runs).
+  resetTraining();
+  const whole = train.evals.causal[0];
+  let part = { done: false };
+  for (let i = 0; i < 100 && part.done === false; ++i) part = api.evaluatePart("causal");
+  check(["train", "val", "val_last"].every((k) => part[k] === whole[k]),
+        `an evaluation a batch at a time gives the same numbers as at once (val ${fmt(part.val)})`);
   resetTraining();
   // The verdict, for a person and for the CI test that reads the page.
   const list = el("selfcheck-results");
@@ -632,7 +671,7 @@ Promise.resolve().then(() => createQkv()).then((module) => {
   el("train-start").addEventListener("click", startTraining);
   el("train-pause").addEventListener("click", pauseTraining);
   el("train-reset").addEventListener("click", resetTraining);
-  el("sample").addEventListener("click", () => sampleBoth(true));
+  el("sample").addEventListener("click", sampleBoth);
   el("selfcheck-run").addEventListener("click", runSelfCheck);
   window.addEventListener("hashchange", showView);
   showView();
