@@ -67,6 +67,15 @@ TEST(Safetensors, TheBytesFollowTheSpec) {
   EXPECT_EQ(bytes.substr(8 + n, 4), std::string("\x00\x00\x80\x3f", 4));
 }
 
+// A safetensors file by hand: the header's length (8 bytes, little-endian, written from 64 bits:
+// size_t may have 32), the header, the data.
+std::string header_file(const std::string& header, const std::string& data) {
+  std::string bytes;
+  for (int i = 0; i < 8; ++i)
+    bytes.push_back(static_cast<char>((uint64_t{header.size()} >> (8 * i)) & 0xFF));
+  return bytes + header + data;
+}
+
 TEST(Safetensors, ReadsAFileWrittenByAnotherWriter) {
   // As the reference Python writer lays it out: sorted keys, spaces in the JSON, metadata first,
   // and an escaped name. Header: 152 bytes.
@@ -74,25 +83,14 @@ TEST(Safetensors, ReadsAFileWrittenByAnotherWriter) {
       R"({"__metadata__": {"format": "pt"}, "a\u00e9": {"dtype": "F32", "shape": [1, 2], )"
       R"("data_offsets": [0, 8]}, "b": {"dtype": "BOOL", "shape": [], "data_offsets": [8, 9]}})";
   while (header.size() % 8) header += ' ';
-  std::string bytes;
-  for (int i = 0; i < 8; ++i)  // as 64 bits: size_t may have 32
-    bytes.push_back(static_cast<char>((uint64_t{header.size()} >> (8 * i)) & 0xFF));
-  bytes += header + std::string("\x00\x00\x00\x40\x00\x00\x40\x40\x01", 9);
-  const SafetensorsFile f = parse_safetensors(bytes);
+  const SafetensorsFile f = parse_safetensors(
+      header_file(header, std::string("\x00\x00\x00\x40\x00\x00\x40\x40\x01", 9)));
   ASSERT_EQ(f.tensors.size(), 2u);
   EXPECT_EQ(f.tensors[0].first, "a\xc3\xa9");
   EXPECT_TRUE(testing::tensor_near(f.tensors[0].second, {1, 2}, {2.0, 3.0}, 0.0));
   EXPECT_EQ(f.tensors[1].second.dtype(), Dtype::boolean);
   EXPECT_EQ(f.tensors[1].second.item<bool>(), true);
   EXPECT_EQ(f.metadata.at("format"), "pt");
-}
-
-// A valid file to break in the table below.
-std::string header_file(const std::string& header, const std::string& data) {
-  std::string bytes;
-  for (int i = 0; i < 8; ++i)  // as 64 bits: size_t may have 32
-    bytes.push_back(static_cast<char>((uint64_t{header.size()} >> (8 * i)) & 0xFF));
-  return bytes + header + data;
 }
 
 TEST(Safetensors, EveryKindOfBadFileIsANamedError) {
